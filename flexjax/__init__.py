@@ -1,0 +1,48 @@
+"""flexjax: differentiable simulation of flexible multibody systems in JAX.
+
+Importing flexjax enables 64-bit floats (`jax_enable_x64`): stiff flexible bodies
+(E ~ 100 GPa) with small steps give wrong answers in float32.
+"""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+from .bodies import (  # noqa: E402
+    AbstractBody as AbstractBody,
+    PointMass as PointMass,
+    RigidBar2D as RigidBar2D,
+    RigidBar3D as RigidBar3D,
+    RigidBody2D as RigidBody2D,
+    RigidBody3D as RigidBody3D,
+    TriangularPlate as TriangularPlate,
+)
+from .control.references import ConstantRate as ConstantRate, Polynomial as Polynomial, Sinusoid as Sinusoid  # noqa: E402
+from .forces import (  # noqa: E402
+    AbstractForce as AbstractForce,
+    AppliedTorque as AppliedTorque,
+    Gravity as Gravity,
+    PointForce as PointForce,
+    SpringDamper as SpringDamper,
+)
+from .joints import (  # noqa: E402
+    AbstractJoint as AbstractJoint,
+    AngleDriver as AngleDriver,
+    DrivingConstraint as DrivingConstraint,
+    FixedJoint as FixedJoint,
+    RevoluteJoint as RevoluteJoint,
+    RevoluteJoint3D as RevoluteJoint3D,
+    SphericalJoint as SphericalJoint,
+    coordinate_driver as coordinate_driver,
+)
+from .solvers import (  # noqa: E402
+    Baumgarte as Baumgarte,
+    GeneralizedAlpha as GeneralizedAlpha,
+    UdwadiaKalaba as UdwadiaKalaba,
+    simulate as simulate,
+    simulate_ode as simulate_ode,
+)
+from .system import InconsistentInitialConditions as InconsistentInitialConditions, System as System  # noqa: E402
+from .trajectory import SolverError as SolverError, Trajectory as Trajectory  # noqa: E402
+
+__version__ = "0.1.0"

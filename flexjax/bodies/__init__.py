@@ -1,0 +1,10 @@
+from .base import AbstractBody as AbstractBody, planar_angle as planar_angle
+from .rigid import (
+    AbstractNaturalBody as AbstractNaturalBody,
+    PointMass as PointMass,
+    RigidBar2D as RigidBar2D,
+    RigidBar3D as RigidBar3D,
+    RigidBody2D as RigidBody2D,
+    RigidBody3D as RigidBody3D,
+    TriangularPlate as TriangularPlate,
+)

@@ -1,0 +1,67 @@
+"""The body interface: every body maps its own coordinates `q_b` to mass, forces,
+internal constraints and the positions of its material points."""
+
+import abc
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from .._custom_types import Scalar
+
+
+class AbstractBody(eqx.Module):
+    r"""A body that owns `ncoords` generalized coordinates $q_b$.
+
+    A body sees only its own slice of the system coordinates, never the system.
+
+    - `ncoords`: number of coordinates (static).
+    - `dim`: 2 for planar bodies, 3 for spatial ones (static).
+    - `nconstraints`: number of internal constraints $\Phi_b(q_b) = 0$ (rigidity
+      conditions of natural coordinates; 0 for most bodies).
+    """
+
+    ncoords: eqx.AbstractClassVar[int]
+    dim: eqx.AbstractClassVar[int]
+    nconstraints: eqx.AbstractClassVar[int]
+
+    @abc.abstractmethod
+    def mass_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n n"]:
+        r"""Mass matrix $M_b(q_b)$; symmetric positive definite."""
+
+    @abc.abstractmethod
+    def force(
+        self, q: Float[Array, " n"], v: Float[Array, " n"], t: Scalar
+    ) -> Float[Array, " n"]:
+        """Internal generalized force (elastic, quadratic-velocity), right-hand side sign."""
+
+    @abc.abstractmethod
+    def constraints(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
+        r"""Internal constraints $\Phi_b(q_b)$, shape `(nconstraints,)`."""
+
+    @abc.abstractmethod
+    def position(
+        self, q: Float[Array, " n"], point: Float[Array, " d"]
+    ) -> Float[Array, " d"]:
+        """World position of the material point with body-frame coordinates `point`."""
+
+    @abc.abstractmethod
+    def axes(self, q: Float[Array, " n"]) -> Float[Array, "d d"]:
+        """Body axes as matrix columns (the rotation matrix when constraints hold)."""
+
+    @abc.abstractmethod
+    def total_mass(self) -> Scalar:
+        """Total mass of the body."""
+
+    @abc.abstractmethod
+    def center_of_mass(self, q: Float[Array, " n"]) -> Float[Array, " d"]:
+        """World position of the centre of mass."""
+
+    @abc.abstractmethod
+    def potential_energy(self, q: Float[Array, " n"]) -> Scalar:
+        """Internal (elastic) potential energy; 0 for rigid bodies."""
+
+
+def planar_angle(axes: Float[Array, "2 2"]) -> Scalar:
+    r"""Orientation angle of planar body axes, $\theta = \operatorname{atan2}(a_{21}, a_{11})$."""
+    return jnp.arctan2(axes[1, 0], axes[0, 0])

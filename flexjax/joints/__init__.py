@@ -1,0 +1,4 @@
+from .base import AbstractJoint as AbstractJoint
+from .driving import AngleDriver as AngleDriver, DrivingConstraint as DrivingConstraint, coordinate_driver as coordinate_driver
+from .fixed import FixedJoint as FixedJoint
+from .revolute import RevoluteJoint as RevoluteJoint, RevoluteJoint3D as RevoluteJoint3D, SphericalJoint as SphericalJoint

@@ -1,0 +1,35 @@
+"""The joint interface: kinematic constraints between two bodies (or a body and ground)."""
+
+import abc
+
+import equinox as eqx
+from jaxtyping import Array, Float
+
+from .._custom_types import Scalar
+from ..bodies.base import AbstractBody
+
+
+class AbstractJoint(eqx.Module):
+    r"""Constraint rows $\Phi_J(q_i, q_j, t) = 0$ between bodies `body_i` and `body_j`.
+
+    `body_j is None` means ground. The system passes each joint the two body modules
+    together with their coordinate slices: a joint needs a body's `position`/`axes`
+    maps to locate its attachment points (STYLE.md's `constraint(q_i, q_j, t)` plus the
+    bodies, so that joints stay independent of any particular body type).
+    """
+
+    body_i: eqx.AbstractVar[int]
+    body_j: eqx.AbstractVar[int | None]
+    nconstraints: eqx.AbstractVar[int]
+    dim: eqx.AbstractVar[int | None]  # 2, 3, or None for any dimension
+
+    @abc.abstractmethod
+    def constraint(
+        self,
+        bi: AbstractBody,
+        qi: Float[Array, " ni"],
+        bj: AbstractBody | None,
+        qj: Float[Array, " nj"],
+        t: Scalar,
+    ) -> Float[Array, " m"]:
+        """Constraint residual, shape `(nconstraints,)`."""

@@ -1,0 +1,127 @@
+r"""Point-coincidence joints: planar revolute, ground pin, spherical, spatial revolute."""
+
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from .._checks import check_shape
+from .base import AbstractJoint
+
+
+def _attachment(body, q, point):
+    """World position of a joint point: on a body, or fixed in the world (ground)."""
+    return point if body is None else body.position(q, point)
+
+
+def _check_bodies(owner, body_i, body_j):
+    if not isinstance(body_i, int) or body_i < 0:
+        raise ValueError(f"{owner}: `body_i` must be a body index >= 0, got {body_i!r}.")
+    if body_j is not None and (not isinstance(body_j, int) or body_j < 0):
+        raise ValueError(f"{owner}: `body_j` must be a body index or None (ground), got {body_j!r}.")
+    if body_i == body_j:
+        raise ValueError(f"{owner}: a joint needs two different bodies, got {body_i} twice.")
+
+
+class RevoluteJoint(AbstractJoint):
+    r"""Planar revolute joint: $r_i(p_i) - r_j(p_j) = 0$ (2 rows).
+
+    With `body_j=None` the joint is a ground pin and `point_j` is a world point.
+    """
+
+    body_i: int = eqx.field(static=True)
+    point_i: Float[Array, " p"]
+    body_j: int | None = eqx.field(static=True)
+    point_j: Float[Array, " p"]
+    nconstraints: ClassVar[int] = 2
+    dim: ClassVar[int] = 2
+
+    def __init__(self, body_i, point_i, body_j, point_j):
+        """**Arguments:** `body_i`, `point_i` (its body-frame point), `body_j` (index or
+        `None` for ground), `point_j` (body-frame point, or world point on ground)."""
+        _check_bodies("RevoluteJoint", body_i, body_j)
+        self.body_i, self.body_j = body_i, body_j
+        self.point_i = jnp.asarray(point_i, float)
+        self.point_j = jnp.asarray(point_j, float)
+        if body_j is None:
+            check_shape("RevoluteJoint", "point_j (ground point)", self.point_j, (2,))
+
+    def constraint(self, bi, qi, bj, qj, t):
+        return _attachment(bi, qi, self.point_i) - _attachment(bj, qj, self.point_j)
+
+
+class SphericalJoint(AbstractJoint):
+    r"""Spherical (ball) joint: $r_i(p_i) - r_j(p_j) = 0$ in 3D (3 rows).
+
+    With `body_j=None`, `point_j` is a fixed world point.
+    """
+
+    body_i: int = eqx.field(static=True)
+    point_i: Float[Array, " p"]
+    body_j: int | None = eqx.field(static=True)
+    point_j: Float[Array, " p"]
+    nconstraints: ClassVar[int] = 3
+    dim: ClassVar[int] = 3
+
+    def __init__(self, body_i, point_i, body_j, point_j):
+        """**Arguments:** as `RevoluteJoint`, in 3D."""
+        _check_bodies("SphericalJoint", body_i, body_j)
+        self.body_i, self.body_j = body_i, body_j
+        self.point_i = jnp.asarray(point_i, float)
+        self.point_j = jnp.asarray(point_j, float)
+        if body_j is None:
+            check_shape("SphericalJoint", "point_j (ground point)", self.point_j, (3,))
+
+    def constraint(self, bi, qi, bj, qj, t):
+        return _attachment(bi, qi, self.point_i) - _attachment(bj, qj, self.point_j)
+
+
+def _ground_axes(dim):
+    return jnp.eye(dim)
+
+
+def body_axes(body, q, dim):
+    """Axes of a body, or the world axes for ground (`body is None`)."""
+    return _ground_axes(dim) if body is None else body.axes(q)
+
+
+class RevoluteJoint3D(AbstractJoint):
+    r"""Spatial revolute (hinge): points coincide and the hinge axis $a$ (body-frame
+    unit vector on each body) stays aligned: $r_i - r_j = 0$,
+    $(A_j a_j) \cdot (A_i b_i) = (A_j a_j) \cdot (A_i c_i) = 0$ with $b_i, c_i \perp a_i$
+    (5 rows)."""
+
+    body_i: int = eqx.field(static=True)
+    point_i: Float[Array, " 3"]
+    axis_i: Float[Array, " 3"]
+    body_j: int | None = eqx.field(static=True)
+    point_j: Float[Array, " 3"]
+    axis_j: Float[Array, " 3"]
+    nconstraints: ClassVar[int] = 5
+    dim: ClassVar[int] = 3
+
+    def __init__(self, body_i, point_i, axis_i, body_j, point_j, axis_j):
+        """**Arguments:** body indices, body-frame points and body-frame hinge axes
+        (world axis for ground)."""
+        _check_bodies("RevoluteJoint3D", body_i, body_j)
+        self.body_i, self.body_j = body_i, body_j
+        self.point_i, self.point_j = jnp.asarray(point_i, float), jnp.asarray(point_j, float)
+        self.axis_i = jnp.asarray(axis_i, float) / jnp.linalg.norm(jnp.asarray(axis_i, float))
+        self.axis_j = jnp.asarray(axis_j, float) / jnp.linalg.norm(jnp.asarray(axis_j, float))
+        for n in ("point_i", "point_j", "axis_i", "axis_j"):
+            check_shape("RevoluteJoint3D", n, getattr(self, n), (3,))
+
+    def constraint(self, bi, qi, bj, qj, t):
+        # two unit vectors normal to axis_i, built without branching
+        a = self.axis_i
+        helper = jnp.where(jnp.abs(a[0]) < 0.9, jnp.array([1.0, 0, 0]), jnp.array([0, 1.0, 0]))
+        b = jnp.cross(a, helper)
+        b = b / jnp.linalg.norm(b)
+        c = jnp.cross(a, b)
+        ai = body_axes(bi, qi, 3)
+        aj = body_axes(bj, qj, 3) @ self.axis_j
+        return jnp.concatenate([
+            _attachment(bi, qi, self.point_i) - _attachment(bj, qj, self.point_j),
+            jnp.stack([aj @ (ai @ b), aj @ (ai @ c)]),
+        ])

@@ -1,0 +1,59 @@
+"""Matplotlib helpers that write PNG files (Agg backend, no display needed)."""
+
+import pathlib
+
+import numpy as np
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_series(t, ys, labels, path, *, xlabel="t [s]", ylabel="", title="", logy=False):
+    """Plot several series against `t` into one PNG; returns the path."""
+    plt = _pyplot()
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for y, lab in zip(ys, labels):
+        (ax.semilogy if logy else ax.plot)(t, y, label=lab)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    if labels:
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_diagnostics(traj, path, *, title=""):
+    """Energy change and constraint residuals of a trajectory, in two panels."""
+    plt = _pyplot()
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    t = np.asarray(traj.t)
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    e = np.asarray(traj.energy)
+    ax1.plot(t, e - e[0])
+    ax1.set_ylabel("E - E(0) [J]")
+    ax1.set_title(title)
+    ax1.grid(True, alpha=0.3)
+    tiny = np.finfo(float).tiny
+    ax2.semilogy(t, np.maximum(np.asarray(traj.constraint_residual), tiny), label="max |Phi|")
+    ax2.semilogy(t, np.maximum(np.asarray(traj.velocity_residual), tiny), label="max |dPhi/dt|")
+    ax2.set_xlabel("t [s]")
+    ax2.set_ylabel("residual")
+    ax2.legend()
+    ax2.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,157 @@
+r"""Fixed-step simulation of a `System` as an index-3 DAE (generalized-α by default).
+
+The run is jit-compiled end to end: `lax.scan` over saved instants, an inner
+`lax.scan` over the `save_every` steps between them, `lax.while_loop` for Newton.
+With `progress=True` the same compiled chunk is called repeatedly from Python to
+drive a progress bar (the numbers are identical).
+"""
+
+import math
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._checks import is_concrete
+from ..system import System
+from ..trajectory import NEWTON_FAILED, SUCCESS, Trajectory, check_result
+from .generalized_alpha import GeneralizedAlpha
+
+
+def _step_count(t0, t1, dt, save_every):
+    for name, x in (("t0", t0), ("t1", t1), ("dt", dt)):
+        if not isinstance(x, (int, float)) and not (is_concrete(x) and np.ndim(x) == 0):
+            raise ValueError(f"simulate: `{name}` fixes the number of steps and must be a Python number.")
+    t0, t1, dt = float(t0), float(t1), float(dt)
+    if not (dt > 0 and math.isfinite(dt)):
+        raise ValueError(f"simulate: `dt` must be positive and finite, got {dt}.")
+    if not t1 > t0:
+        raise ValueError(f"simulate: need t1 > t0, got t0={t0}, t1={t1}.")
+    n = round((t1 - t0) / dt)
+    if abs(n * dt - (t1 - t0)) > 1e-9 * max(1.0, abs(t1 - t0)):
+        raise ValueError(f"simulate: (t1 - t0) / dt = {(t1 - t0) / dt} must be an integer number of steps.")
+    if save_every < 1 or n % save_every:
+        raise ValueError(f"simulate: save_every={save_every} must divide the number of steps {n}.")
+    return n
+
+
+def _largest_divisor_at_most(n, k):
+    return max(d for d in range(1, min(n, k) + 1) if n % d == 0)
+
+
+@eqx.filter_jit
+def _run_chunk(system, solver, state, fail, t0, h, first_step, nsave: int, save_every: int):
+    """Advance `nsave * save_every` steps; returns the state, failure record, saves."""
+
+    def one_step(carry, k):
+        state, fail = carry
+        step = first_step + k
+        t = t0 + step * h
+        new, info = solver.step(system, t, h, state)
+        failed = ~info.converged
+        first = failed & (fail[0] < 0)
+        fail = (
+            jnp.where(first, step + 1, fail[0]),
+            jnp.where(first, t + h, fail[1]),
+            jnp.where(first, info.error, fail[2]),
+        )
+        return (new, fail), info.iterations
+
+    def one_save(carry, j):
+        carry, iters = jax.lax.scan(one_step, carry, j * save_every + jnp.arange(save_every))
+        st = carry[0]
+        return carry, (st.q, st.v, st.qdd, st.lam, jnp.max(iters))
+
+    (state, fail), saves = jax.lax.scan(one_save, (state, fail), jnp.arange(nsave))
+    return state, fail, saves
+
+
+@eqx.filter_jit
+def _diagnostics(system, t, q, v):
+    e = jax.vmap(system.energy)(q, v, t)
+    res_q = jax.vmap(lambda qq, tt: jnp.max(jnp.abs(system.constraints(qq, tt)), initial=0.0))(q, t)
+    res_v = jax.vmap(lambda qq, vv, tt: jnp.max(jnp.abs(system.constraint_velocity(qq, vv, tt)), initial=0.0))(q, v, t)
+    return e, res_q, res_v
+
+
+def simulate(
+    system: System,
+    q0,
+    v0,
+    t1: float,
+    dt: float,
+    *,
+    solver: GeneralizedAlpha | None = None,
+    t0: float = 0.0,
+    save_every: int = 1,
+    consistent: bool = True,
+    throw: bool = True,
+    progress: bool = False,
+) -> Trajectory:
+    r"""Integrate `system` from `t0` to `t1` with fixed step `dt`.
+
+    **Arguments:**
+
+    - `system`: the assembled `System`.
+    - `q0`, `v0`: initial coordinates and velocities, shape `(system.nq,)`.
+    - `t1`, `dt`, `t0`: end time, step, start time (s; Python numbers, they fix the
+      number of steps, which must be an integer).
+    - `solver`: a `GeneralizedAlpha` (default $\rho_\infty = 0.9$).
+    - `save_every`: keep every k-th step (must divide the step count).
+    - `consistent`: first project `q0, v0` onto the position and velocity constraints
+      (`System.consistent_state`, raises if that fails).
+    - `throw`: raise `SolverError` naming step, time and residual if a Newton solve
+      fails; with `False` the failure is recorded in the trajectory (for `vmap` and
+      optimisation loops).
+    - `progress`: show a progress bar (runs the compiled loop in chunks).
+
+    **Returns:** a `Trajectory` with `1 + nsteps/save_every` saved instants (the first
+    is the initial state).
+    """
+    solver = GeneralizedAlpha() if solver is None else solver
+    n = _step_count(t0, t1, dt, save_every)
+    q0, v0 = jnp.asarray(q0, float), jnp.asarray(v0, float)
+    if jnp.shape(q0) != (system.nq,) or jnp.shape(v0) != (system.nq,):
+        raise ValueError(
+            f"simulate: q0 and v0 must have shape ({system.nq},), got {jnp.shape(q0)} and {jnp.shape(v0)}."
+        )
+    if is_concrete(q0) and is_concrete(v0) and not (np.isfinite(q0).all() and np.isfinite(v0).all()):
+        raise ValueError("simulate: the initial state q0, v0 contains NaN or inf.")
+    if consistent:
+        q0, v0 = system.consistent_state(q0, v0, t0)
+    t0a, h = jnp.asarray(t0, float), jnp.asarray(dt, float)
+    init = state = solver.init(system, t0a, q0, v0)
+    fail = (jnp.array(-1), jnp.array(jnp.nan), jnp.array(0.0))
+    nsave = n // save_every
+    nchunks = _largest_divisor_at_most(nsave, 50) if progress else 1
+    per_chunk = nsave // nchunks
+    chunks = []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n, unit="step", desc="generalized-alpha", leave=False)
+    for c in range(nchunks):
+        first = jnp.array(c * per_chunk * save_every)
+        state, fail, saves = _run_chunk(system, solver, state, fail, t0a, h, first, per_chunk, save_every)
+        chunks.append(saves)
+        if bar is not None:
+            bar.update(per_chunk * save_every)
+    if bar is not None:
+        bar.close()
+    q, v, a, lam, iters = (jnp.concatenate([ch[i] for ch in chunks]) for i in range(5))
+    q = jnp.concatenate([q0[None], q])
+    v = jnp.concatenate([v0[None], v])
+    a = jnp.concatenate([init.qdd[None], a])
+    lam = jnp.concatenate([init.lam[None], lam])
+    iters = jnp.concatenate([jnp.zeros((1,), iters.dtype), iters])
+    t = t0a + h * save_every * jnp.arange(nsave + 1)
+    energy, res_q, res_v = _diagnostics(system, t, q, v)
+    traj = Trajectory(
+        t=t, q=q, v=v, a=a, lam=lam, energy=energy, constraint_residual=res_q, velocity_residual=res_v,
+        result=jnp.where(fail[0] >= 0, NEWTON_FAILED, SUCCESS),
+        failed_step=fail[0], failed_time=fail[1], failed_residual=fail[2],
+        newton_iterations=iters, event_time=jnp.array(jnp.inf),
+    )
+    return check_result(traj) if throw else traj

@@ -1,0 +1,81 @@
+r"""Index-1 / ODE forms of the constrained equations, integrated with diffrax.
+
+Two ways to turn $M\ddot q + \Phi_q^T\lambda = Q$, $\Phi = 0$ into an ODE
+$\ddot q = f(q, \dot q, t)$, both with Baumgarte stabilization of the drift,
+$\ddot\Phi + 2\alpha\dot\Phi + \beta^2\Phi = 0$, i.e. $\Phi_q\ddot q = b$ with
+$b = \gamma - 2\alpha\dot\Phi - \beta^2\Phi$:
+
+- `Baumgarte`: the augmented system $[M\ \Phi_q^T;\ \Phi_q\ 0][\ddot q; \lambda] = [Q; b]$
+  (needs independent constraints).
+- `UdwadiaKalaba`: $\ddot q = a + L^{-T}(A L^{-T})^+ (b - A a)$, $a = M^{-1}Q$, $A = \Phi_q$,
+  $M = L L^T$ (Cholesky). This is the Udwadia-Kalaba equation with $M^{-1/2}$ replaced
+  by $L^{-T}$: both give the minimizer of Gauss's $(\ddot q - a)^T M (\ddot q - a)$
+  subject to $A\ddot q = b$, and the Cholesky factor has a well-defined derivative
+  where $M^{1/2}$ (via an eigen-decomposition) does not (repeated masses). The
+  pseudo-inverse handles redundant (rank-deficient) constraints.
+"""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+from jaxtyping import Array, Float
+
+from .._checks import check_shape
+
+
+def _drift_rhs(system, q, v, t, alpha, beta):
+    Phi = system.constraints(q, t)
+    Phi_dot = system.constraint_velocity(q, v, t)
+    return system.gamma(q, v, t) - 2 * alpha * Phi_dot - beta**2 * Phi
+
+
+class Baumgarte(eqx.Module):
+    r"""Augmented index-1 form with Baumgarte terms; `alpha`, `beta` (1/s) are leaves.
+
+    $\alpha = \beta = 0$ gives the plain index-1 form (drift grows)."""
+
+    alpha: Float[Array, ""] = eqx.field(converter=jnp.asarray, default=0.0)
+    beta: Float[Array, ""] = eqx.field(converter=jnp.asarray, default=0.0)
+
+    def __check_init__(self):
+        check_shape("Baumgarte", "alpha", self.alpha, ())
+        check_shape("Baumgarte", "beta", self.beta, ())
+
+    def acceleration(self, system, q, v, t):
+        """Returns `(qdd, lam)`."""
+        M, Phi_q = system.mass(q), system.constraints_q(q, t)
+        m = Phi_q.shape[0]
+        K = jnp.block([[M, Phi_q.T], [Phi_q, jnp.zeros((m, m), q.dtype)]])
+        rhs = jnp.concatenate([system.forces(q, v, t), _drift_rhs(system, q, v, t, self.alpha, self.beta)])
+        x = jnp.linalg.solve(K, rhs)
+        return x[: q.shape[0]], x[q.shape[0] :]
+
+
+class UdwadiaKalaba(eqx.Module):
+    r"""Udwadia-Kalaba explicit form with Baumgarte terms (`alpha`, `beta` leaves).
+
+    `rcond`: singular values of $A L^{-T}$ below `rcond` times the largest are treated
+    as zero (redundant constraints). Multipliers, where needed, are the least-squares
+    solution of $\Phi_q^T\lambda = Q - M\ddot q$.
+    """
+
+    alpha: Float[Array, ""] = eqx.field(converter=jnp.asarray, default=0.0)
+    beta: Float[Array, ""] = eqx.field(converter=jnp.asarray, default=0.0)
+    rcond: float = eqx.field(static=True, default=1e-10)
+
+    def __check_init__(self):
+        check_shape("UdwadiaKalaba", "alpha", self.alpha, ())
+        check_shape("UdwadiaKalaba", "beta", self.beta, ())
+
+    def acceleration(self, system, q, v, t):
+        """Returns `(qdd, lam)`."""
+        M, Q, A = system.mass(q), system.forces(q, v, t), system.constraints_q(q, t)
+        L = jnp.linalg.cholesky(M)
+        a = jsl.cho_solve((L, True), Q)
+        b = _drift_rhs(system, q, v, t, self.alpha, self.beta)
+        B = jsl.solve_triangular(L, A.T, lower=True).T  # A L^{-T}
+        z = jnp.linalg.pinv(B, rtol=self.rcond) @ (b - A @ a)
+        qdd = a + jsl.solve_triangular(L.T, z, lower=False)
+        lam = jnp.linalg.pinv(A.T, rtol=self.rcond) @ (Q - M @ qdd)
+        return qdd, lam

@@ -1,0 +1,237 @@
+r"""Assembly of bodies, joints and force elements into one system with a flat `q`.
+
+The system exposes the pure maps of the equations of motion
+$M(q)\,\ddot q + \Phi_q^T \lambda = Q(q, \dot q, t)$, $\Phi(q, t) = 0$:
+`mass`, `forces`, `constraints` and their autodiff Jacobians. The coordinate layout
+(`offsets`) is computed once, at construction, and is static.
+"""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg
+import numpy as np
+from jaxtyping import Array, Float
+
+from ._checks import is_concrete
+from ._custom_types import Scalar
+from .bodies.base import AbstractBody
+from .forces.base import AbstractForce
+from .joints.base import AbstractJoint
+
+
+class InconsistentInitialConditions(ValueError):
+    """The initial state could not be projected onto the constraint manifold."""
+
+
+class System(eqx.Module):
+    r"""A multibody system: bodies, joints (constraints) and force elements.
+
+    Body `i` owns `q[offsets[i]:offsets[i+1]]`. Constraint rows are ordered: the bodies'
+    internal constraints (in body order), then the joints (in joint order).
+
+    **Arguments:**
+
+    - `bodies`: sequence of `AbstractBody`.
+    - `joints`: sequence of `AbstractJoint` referring to bodies by index.
+    - `force_elements`: sequence of `AbstractForce`.
+    """
+
+    bodies: tuple[AbstractBody, ...]
+    joints: tuple[AbstractJoint, ...]
+    force_elements: tuple[AbstractForce, ...]
+    offsets: tuple[int, ...] = eqx.field(static=True)
+    force_bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+
+    def __init__(self, bodies, joints=(), force_elements=()):
+        self.bodies, self.joints, self.force_elements = tuple(bodies), tuple(joints), tuple(force_elements)
+        if not self.bodies:
+            raise ValueError("System: needs at least one body.")
+        for i, b in enumerate(self.bodies):
+            if not isinstance(b, AbstractBody):
+                raise ValueError(f"System: body {i} is a {type(b).__name__}, not an AbstractBody.")
+        nb = len(self.bodies)
+        for k, jnt in enumerate(self.joints):
+            if not isinstance(jnt, AbstractJoint):
+                raise ValueError(f"System: joint {k} is a {type(jnt).__name__}, not an AbstractJoint.")
+            for idx in (jnt.body_i, jnt.body_j):
+                if idx is None:
+                    continue
+                if not 0 <= idx < nb:
+                    raise ValueError(
+                        f"System: joint {k} ({type(jnt).__name__}) refers to body {idx}; "
+                        f"the system has {nb} bodies (indices 0..{nb - 1})."
+                    )
+                if jnt.dim is not None and self.bodies[idx].dim != jnt.dim:
+                    raise ValueError(
+                        f"System: joint {k} ({type(jnt).__name__}) is {jnt.dim}D but body {idx} "
+                        f"({type(self.bodies[idx]).__name__}) is {self.bodies[idx].dim}D."
+                    )
+        force_bodies = []
+        for k, f in enumerate(self.force_elements):
+            if not isinstance(f, AbstractForce):
+                raise ValueError(f"System: force element {k} is a {type(f).__name__}, not an AbstractForce.")
+            idx = tuple(range(nb)) if f.bodies is None else tuple(f.bodies)
+            for i in idx:
+                if not 0 <= i < nb:
+                    raise ValueError(
+                        f"System: force element {k} ({type(f).__name__}) refers to body {i}; "
+                        f"the system has {nb} bodies."
+                    )
+            if f.dim is not None and any(self.bodies[i].dim != f.dim for i in idx):
+                raise ValueError(
+                    f"System: force element {k} ({type(f).__name__}) is {f.dim}D but acts on "
+                    f"bodies of dimension {[self.bodies[i].dim for i in idx]}."
+                )
+            force_bodies.append(idx)
+        self.force_bodies = tuple(force_bodies)
+        self.offsets = tuple(int(x) for x in np.cumsum([0] + [b.ncoords for b in self.bodies]))
+
+    # -- layout ---------------------------------------------------------------
+    @property
+    def nq(self) -> int:
+        """Number of generalized coordinates."""
+        return self.offsets[-1]
+
+    @property
+    def nconstraints(self) -> int:
+        """Number of constraint rows (internal + joints)."""
+        return sum(b.nconstraints for b in self.bodies) + sum(j.nconstraints for j in self.joints)
+
+    def body_slice(self, i: int) -> slice:
+        """Slice of `q` owned by body `i`."""
+        return slice(self.offsets[i], self.offsets[i + 1])
+
+    def _part(self, x, i):
+        if i is None:
+            return jnp.zeros((0,), x.dtype)
+        return x[self.body_slice(i)]
+
+    def _check_q(self, q):
+        if jnp.shape(q) != (self.nq,):
+            raise ValueError(f"System: expected coordinates of shape ({self.nq},), got {jnp.shape(q)}.")
+
+    # -- equations of motion -----------------------------------------------------
+    def mass(self, q: Float[Array, " nq"]) -> Float[Array, "nq nq"]:
+        """Mass matrix $M(q)$ (block diagonal over bodies)."""
+        self._check_q(q)
+        blocks = [b.mass_matrix(self._part(q, i)) for i, b in enumerate(self.bodies)]
+        return jax.scipy.linalg.block_diag(*blocks)
+
+    def forces(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: Scalar) -> Float[Array, " nq"]:
+        """Generalized forces $Q(q, \\dot q, t)$: body internal forces plus force elements."""
+        self._check_q(q)
+        Q = jnp.concatenate([b.force(self._part(q, i), self._part(v, i), t) for i, b in enumerate(self.bodies)])
+        for f, idx in zip(self.force_elements, self.force_bodies):
+            parts = f.force(
+                tuple(self.bodies[i] for i in idx),
+                tuple(self._part(q, i) for i in idx),
+                tuple(self._part(v, i) for i in idx),
+                t,
+            )
+            for i, Qi in zip(idx, parts):
+                Q = Q.at[self.body_slice(i)].add(Qi)
+        return Q
+
+    def constraints(self, q: Float[Array, " nq"], t: Scalar) -> Float[Array, " m"]:
+        r"""Constraint residual $\Phi(q, t)$."""
+        self._check_q(q)
+        rows = [b.constraints(self._part(q, i)) for i, b in enumerate(self.bodies)]
+        for jnt in self.joints:
+            bj = None if jnt.body_j is None else self.bodies[jnt.body_j]
+            rows.append(
+                jnt.constraint(self.bodies[jnt.body_i], self._part(q, jnt.body_i), bj, self._part(q, jnt.body_j), t)
+            )
+        return jnp.concatenate([jnp.reshape(r, (-1,)) for r in rows] + [jnp.zeros((0,), q.dtype)])
+
+    def constraints_q(self, q, t) -> Float[Array, "m nq"]:
+        r"""Constraint Jacobian $\Phi_q$ by forward-mode autodiff."""
+        return jax.jacfwd(self.constraints)(q, t)
+
+    def constraints_t(self, q, t) -> Float[Array, " m"]:
+        r"""$\Phi_t = \partial \Phi / \partial t$."""
+        return jax.jvp(lambda s: self.constraints(q, s), (t,), (jnp.ones_like(t),))[1]
+
+    def constraint_velocity(self, q, v, t) -> Float[Array, " m"]:
+        r"""$\dot\Phi = \Phi_q \dot q + \Phi_t$."""
+        t = jnp.asarray(t, q.dtype)
+        return jax.jvp(self.constraints, (q, t), (v, jnp.ones_like(t)))[1]
+
+    def gamma(self, q, v, t) -> Float[Array, " m"]:
+        r"""Acceleration right-hand side $\gamma$ with $\Phi_q \ddot q = \gamma$:
+        $\gamma = -(\Phi_q \dot q)_q \dot q - 2\Phi_{qt}\dot q - \Phi_{tt}$,
+        computed as $-\frac{d}{dt}\dot\Phi$ at fixed $\dot q$ (nested JVPs)."""
+        t = jnp.asarray(t, q.dtype)
+        return -jax.jvp(lambda qq, tt: self.constraint_velocity(qq, v, tt), (q, t), (v, jnp.ones_like(t)))[1]
+
+    def forces_q(self, q, v, t) -> Float[Array, "nq nq"]:
+        """$\\partial Q / \\partial q$ by autodiff."""
+        return jax.jacfwd(self.forces, argnums=0)(q, v, t)
+
+    def forces_v(self, q, v, t) -> Float[Array, "nq nq"]:
+        """$\\partial Q / \\partial \\dot q$ by autodiff."""
+        return jax.jacfwd(self.forces, argnums=1)(q, v, t)
+
+    # -- energy -------------------------------------------------------------------
+    def kinetic_energy(self, q, v) -> Scalar:
+        r"""$T = \tfrac12 \dot q^T M \dot q$."""
+        return 0.5 * v @ self.mass(q) @ v
+
+    def potential_energy(self, q, t) -> Scalar:
+        """Elastic energy of the bodies plus the potentials of the force elements."""
+        V = sum((b.potential_energy(self._part(q, i)) for i, b in enumerate(self.bodies)), jnp.zeros((), q.dtype))
+        for f, idx in zip(self.force_elements, self.force_bodies):
+            V = V + f.potential_energy(tuple(self.bodies[i] for i in idx), tuple(self._part(q, i) for i in idx), t)
+        return V
+
+    def energy(self, q, v, t) -> Scalar:
+        """Total mechanical energy $T + V$ (non-conservative loads have no potential)."""
+        return self.kinetic_energy(q, v) + self.potential_energy(q, t)
+
+    # -- initial conditions ------------------------------------------------------
+    def consistent_state(self, q0, v0, t0=0.0, *, tol: float = 1e-10, max_iter: int = 50):
+        r"""Project `q0, v0` onto $\Phi(q, t_0) = 0$ and $\Phi_q v + \Phi_t = 0$.
+
+        Positions: Gauss-Newton for the nearest consistent point,
+        $q \leftarrow q - \Phi_q^+ \Phi$ (pseudo-inverse, so redundant constraints are
+        fine). Velocities: $v = v_0 - \Phi_q^+ (\Phi_q v_0 + \Phi_t)$.
+
+        **Returns:** `(q, v)`. **Raises:** `InconsistentInitialConditions` (a
+        `ValueError`) naming the residuals when the projection fails (for example an
+        assembly that cannot close), and `ValueError` for wrong shapes or non-finite input.
+        """
+        q0, v0 = jnp.asarray(q0, float), jnp.asarray(v0, float)
+        self._check_q(q0)
+        if jnp.shape(v0) != (self.nq,):
+            raise ValueError(f"System: expected velocities of shape ({self.nq},), got {jnp.shape(v0)}.")
+        if is_concrete(q0) and is_concrete(v0) and not (np.isfinite(q0).all() and np.isfinite(v0).all()):
+            raise ValueError("System.consistent_state: initial state contains NaN or inf.")
+        q, v, res_q, res_v = _project(self, q0, v0, jnp.asarray(t0, float), max_iter)
+        msg = (
+            "inconsistent initial conditions: the projection onto the constraints failed "
+            "(max |Phi| = {:.3e}, max |Phi_q v + Phi_t| = {:.3e}, tolerance {:.1e}); check the "
+            "assembly (can the joints close?) and the initial guess"
+        )
+        if is_concrete(res_q):
+            if not (float(res_q) <= tol and float(res_v) <= tol):
+                raise InconsistentInitialConditions(msg.format(float(res_q), float(res_v), tol))
+            return q, v
+        q = eqx.error_if(q, ~((res_q <= tol) & (res_v <= tol)), "inconsistent initial conditions")
+        return q, v
+
+
+@eqx.filter_jit
+def _project(system, q0, v0, t0, max_iter):
+    def body(_, q):
+        Phi = system.constraints(q, t0)
+        return q - jnp.linalg.pinv(system.constraints_q(q, t0)) @ Phi
+
+    q = jax.lax.fori_loop(0, max_iter, body, q0) if system.nconstraints else q0
+    if system.nconstraints == 0:
+        return q, v0, jnp.zeros(()), jnp.zeros(())
+    Phi_q = system.constraints_q(q, t0)
+    v = v0 - jnp.linalg.pinv(Phi_q) @ system.constraint_velocity(q, v0, t0)
+    res_q = jnp.max(jnp.abs(system.constraints(q, t0)))
+    res_v = jnp.max(jnp.abs(system.constraint_velocity(q, v, t0)))
+    bad = ~jnp.isfinite(res_q) | ~jnp.isfinite(res_v)
+    return q, v, jnp.where(bad, jnp.inf, res_q), jnp.where(bad, jnp.inf, res_v)

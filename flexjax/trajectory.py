@@ -1,0 +1,117 @@
+r"""Simulation results: the `Trajectory` container, result codes, saving and plots."""
+
+import pathlib
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float, Int
+
+SUCCESS = 0
+NEWTON_FAILED = 1
+ODE_FAILED = 2
+RESULT_MESSAGES = {
+    SUCCESS: "successful",
+    NEWTON_FAILED: "Newton iteration of the implicit step did not converge",
+    ODE_FAILED: "the ODE solver failed (step-size underflow or max_steps reached)",
+}
+
+
+class SolverError(RuntimeError):
+    """A simulation did not complete; the message names where and by how much."""
+
+
+class Trajectory(eqx.Module):
+    r"""Saved states of a simulation.
+
+    **Fields** (leading axis: saved instants):
+
+    - `t` (s), `q`, `v`, `a` (accelerations $\ddot q$), `lam` (Lagrange multipliers).
+    - `energy`: total mechanical energy $T + V$ (J) at each saved instant.
+    - `constraint_residual`: $\max_i |\Phi_i(q, t)|$; `velocity_residual`:
+      $\max_i |\Phi_q \dot q + \Phi_t|$.
+    - `result`: 0 success, 1 Newton failure, 2 ODE-solver failure (`RESULT_MESSAGES`).
+    - `failed_step`, `failed_time`, `failed_residual`: first failing step (-1 if none),
+      its time and scaled Newton residual (generalized-α only).
+    - `newton_iterations`: largest Newton iteration count in each saved interval.
+    - `event_time`: time an ODE event stopped the run (`inf` if none). With an event,
+      saved instants after it hold `inf`.
+    """
+
+    t: Float[Array, " ns"]
+    q: Float[Array, "ns nq"]
+    v: Float[Array, "ns nq"]
+    a: Float[Array, "ns nq"]
+    lam: Float[Array, "ns m"]
+    energy: Float[Array, " ns"]
+    constraint_residual: Float[Array, " ns"]
+    velocity_residual: Float[Array, " ns"]
+    result: Int[Array, ""]
+    failed_step: Int[Array, ""]
+    failed_time: Float[Array, ""]
+    failed_residual: Float[Array, ""]
+    newton_iterations: Int[Array, " ns"]
+    event_time: Float[Array, ""]
+
+    @property
+    def succeeded(self):
+        """Boolean array: the run completed without solver failure."""
+        return self.result == SUCCESS
+
+    def save(self, path) -> pathlib.Path:
+        """Write every field to a compressed `.npz` file; returns the path."""
+        path = pathlib.Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        arrays = {k: np.asarray(getattr(self, k)) for k in self.__dataclass_fields__}
+        np.savez_compressed(path, **arrays)
+        return path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+
+    @classmethod
+    def load(cls, path) -> "Trajectory":
+        """Read a trajectory written by `save`."""
+        data = np.load(path)
+        return cls(**{k: jnp.asarray(data[k]) for k in cls.__dataclass_fields__})
+
+    def plot(self, path, indices=None, labels=None, what: str = "q", title: str = ""):
+        """PNG plot of coordinates (`what` = "q", "v" or "a") against time."""
+        from .plotting import plot_series
+
+        y = np.asarray(getattr(self, what))
+        idx = range(y.shape[1]) if indices is None else indices
+        labels = labels or [f"{what}[{i}]" for i in idx]
+        return plot_series(np.asarray(self.t), [y[:, i] for i in idx], labels, path, ylabel=what, title=title)
+
+    def plot_diagnostics(self, path, title: str = ""):
+        """PNG with energy and constraint residuals against time."""
+        from .plotting import plot_diagnostics
+
+        return plot_diagnostics(self, path, title=title)
+
+
+def check_result(traj: Trajectory) -> Trajectory:
+    """Raise `SolverError` for a failed concrete trajectory; inside `jit`/`vmap` use
+    `eqx.error_if` with a fixed message (the numbers stay in the trajectory fields)."""
+    if isinstance(traj.result, jax.core.Tracer):
+        q = eqx.error_if(
+            traj.q,
+            traj.result != SUCCESS,
+            "simulation failed (Newton did not converge or the ODE solver stopped); "
+            "rerun with throw=False and inspect failed_step, failed_time, failed_residual",
+        )
+        return eqx.tree_at(lambda tr: tr.q, traj, q)
+    result = np.asarray(traj.result)
+    if np.any(result != SUCCESS):
+        code = int(np.max(result))
+        if code == NEWTON_FAILED:
+            k = np.argmax(np.ravel(result) != SUCCESS)
+            step = int(np.ravel(traj.failed_step)[k])
+            time = float(np.ravel(traj.failed_time)[k])
+            res = float(np.ravel(traj.failed_residual)[k])
+            raise SolverError(
+                f"{RESULT_MESSAGES[code]} at step {step} (t = {time:.6g} s): scaled residual "
+                f"{res:.3e} (must be <= 1); reduce the step size, loosen rtol/atol or "
+                "check the model (stiffness, consistent initial conditions)."
+            )
+        raise SolverError(RESULT_MESSAGES[code])
+    return traj
