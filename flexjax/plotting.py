@@ -46,7 +46,7 @@ def plot_diagnostics(traj, path, *, title=""):
     ax1.set_ylabel("E - E(0) [J]")
     ax1.set_title(title)
     ax1.grid(True, alpha=0.3)
-    tiny = np.finfo(float).tiny
+    tiny = 1e-20  # floor for exact zeros on the log axis
     ax2.semilogy(t, np.maximum(np.asarray(traj.constraint_residual), tiny), label="max |Phi|")
     ax2.semilogy(t, np.maximum(np.asarray(traj.velocity_residual), tiny), label="max |dPhi/dt|")
     ax2.set_xlabel("t [s]")

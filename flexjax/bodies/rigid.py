@@ -289,19 +289,19 @@ class TriangularPlate(AbstractNaturalBody):
         self.com = jnp.asarray(centroid if com is None else com, float)
         check_shape("TriangularPlate", "com", self.com, (2,))
         if inertia is None:
-            d = self.vertices - centroid  # uniform lamina: J = m/12 sum d_i d_i^T
+            d = self.vertices - centroid[None]  # uniform lamina: J = m/12 sum d_i d_i^T
             j2 = self.mass / 12.0 * d.T @ d
             inertia = jnp.trace(j2) * jnp.eye(3) - jnp.zeros((3, 3)).at[:2, :2].set(j2)
         self.inertia = jnp.asarray(inertia, float)
         check_shape("TriangularPlate", "inertia", self.inertia, (3, 3))
-        e = self.vertices[1:] - self.vertices[0]
+        e = self.vertices[1:] - self.vertices[0][None]
         check_positive("TriangularPlate", "vertex triangle area", jnp.abs(jnp.linalg.det(e)))
 
     def _second_moment(self):
         return _second_moment_from_inertia(self.inertia)[:2, :2]
 
     def _weights(self, point):
-        e = (self.vertices[1:] - self.vertices[0]).T
+        e = (self.vertices[1:] - self.vertices[0][None]).T
         return jnp.linalg.solve(e, point - self.vertices[0])
 
     def position(self, q, point):

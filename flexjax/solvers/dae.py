@@ -68,6 +68,12 @@ def _run_chunk(system, solver, state, fail, t0, h, first_step, nsave: int, save_
 
 
 @eqx.filter_jit
+def _init(solver, system, t0, q0, v0):
+    # compiled: run eagerly, the autodiff-heavy init costs seconds of op-by-op dispatch
+    return solver.init(system, t0, q0, v0)
+
+
+@eqx.filter_jit
 def _diagnostics(system, t, q, v):
     e = jax.vmap(system.energy)(q, v, t)
     res_q = jax.vmap(lambda qq, tt: jnp.max(jnp.abs(system.constraints(qq, tt)), initial=0.0))(q, t)
@@ -121,8 +127,9 @@ def simulate(
     if consistent:
         q0, v0 = system.consistent_state(q0, v0, t0)
     t0a, h = jnp.asarray(t0, float), jnp.asarray(dt, float)
-    init = state = solver.init(system, t0a, q0, v0)
-    fail = (jnp.array(-1), jnp.array(jnp.nan), jnp.array(0.0))
+    init = state = _init(solver, system, t0a, q0, v0)
+    # explicit dtypes: weakly typed scalars here would make the second chunk recompile
+    fail = (jnp.array(-1, dtype=int), jnp.array(jnp.nan, dtype=float), jnp.array(0.0, dtype=float))
     nsave = n // save_every
     nchunks = _largest_divisor_at_most(nsave, 50) if progress else 1
     per_chunk = nsave // nchunks
@@ -133,7 +140,7 @@ def simulate(
 
         bar = tqdm(total=n, unit="step", desc="generalized-alpha", leave=False)
     for c in range(nchunks):
-        first = jnp.array(c * per_chunk * save_every)
+        first = jnp.array(c * per_chunk * save_every, dtype=int)
         state, fail, saves = _run_chunk(system, solver, state, fail, t0a, h, first, per_chunk, save_every)
         chunks.append(saves)
         if bar is not None:

@@ -75,12 +75,20 @@ class GeneralizedAlpha(eqx.Module):
     - `rtol`, `atol`: Newton stops when its increment, expressed as a position change
       (see `_newton`), is below `atol + rtol * max|q|` (m for translations).
     - `max_iter`: Newton iteration cap per step; exceeding it marks the step failed.
+    - `index2`: use the stabilized index-2 (Gear-Gupta-Leimkuhler) form: the
+      velocity constraint $\Phi_q\dot q + \Phi_t = 0$ is enforced too, with an extra
+      multiplier $\mu$ that corrects the positions, $q_{n+1} \mathrel{+}= \Phi_q^T(q_n)\mu$
+      (Arnold, Cardona & Brüls 2016). With $\rho_\infty = 1$ the plain index-3 method is
+      the trapezoidal rule, which is weakly unstable on index-3 constraints (Cardona &
+      Géradin 1989): the velocity-level violation and the multipliers oscillate at
+      period $2h$ and grow. Use $\rho_\infty < 1$ (damps that mode) or `index2=True`.
     """
 
     rho_inf: Float[Array, ""] = eqx.field(converter=jnp.asarray, default=0.9)
     rtol: float = eqx.field(static=True, default=1e-10)
     atol: float = eqx.field(static=True, default=1e-12)
     max_iter: int = eqx.field(static=True, default=20)
+    index2: bool = eqx.field(static=True, default=False)
     order: ClassVar[int] = 2
 
     def __check_init__(self):
@@ -108,34 +116,41 @@ class GeneralizedAlpha(eqx.Module):
     def step(self, system, t, h, s: GAState) -> tuple[GAState, StepInfo]:
         """Advance `s` from `t` to `t + h`."""
         alpha_m, alpha_f, gamma, beta = self.coefficients()
-        nq = s.q.shape[0]
+        nq, m = s.q.shape[0], s.lam.shape[0]
         t1 = t + h
         beta_h2 = beta * (1 - alpha_f) / (1 - alpha_m) * h**2  # dq_{n+1}/dqdd_{n+1}
+        gamma_h = gamma * (1 - alpha_f) / (1 - alpha_m) * h  # dv_{n+1}/dqdd_{n+1}
+        Phi_q_n = system.constraints_q(s.q, t) if self.index2 else None
 
-        def kinematics(qdd):
+        def kinematics(x):
+            qdd = x[:nq]
             a1 = ((1 - alpha_f) * qdd + alpha_f * s.qdd - alpha_m * s.a) / (1 - alpha_m)
             q1 = s.q + h * s.v + h**2 * (0.5 - beta) * s.a + h**2 * beta * a1
             v1 = s.v + h * (1 - gamma) * s.a + h * gamma * a1
+            if self.index2:  # GGL position correction, mu scaled by beta' h^2
+                q1 = q1 + beta_h2 * Phi_q_n.T @ x[nq + m :]
             return a1, q1, v1
 
         def residual(x):
-            qdd, lam = x[:nq], x[nq:]
-            _, q1, v1 = kinematics(qdd)
+            qdd, lam = x[:nq], x[nq : nq + m]
+            _, q1, v1 = kinematics(x)
             Phi, Phi_vjp = jax.vjp(lambda q: system.constraints(q, t1), q1)
             r_dyn = system.mass(q1) @ qdd + Phi_vjp(lam)[0] - system.forces(q1, v1, t1)
-            return jnp.concatenate([r_dyn, Phi / beta_h2])
+            rows = [r_dyn, Phi / beta_h2]
+            if self.index2:
+                rows.append(system.constraint_velocity(q1, v1, t1) / gamma_h)
+            return jnp.concatenate(rows)
 
-        x0 = jnp.concatenate([s.qdd, s.lam])
+        x0 = jnp.concatenate([s.qdd, s.lam] + ([jnp.zeros(m, s.q.dtype)] if self.index2 else []))
+        newton = lambda f, x: self._newton(f, x, nq, m, beta_h2, jnp.max(jnp.abs(s.q)))
         # aux must be floating point: custom_root's JVP rule gives aux float tangents
-        x, (error, iters) = jax.lax.custom_root(
-            residual, x0, lambda f, x: self._newton(f, x, nq, beta_h2, jnp.max(jnp.abs(s.q))), _tangent_solve, has_aux=True
-        )
-        qdd, lam = x[:nq], x[nq:]
-        a1, q1, v1 = kinematics(qdd)
+        x, (error, iters) = jax.lax.custom_root(residual, x0, newton, _tangent_solve, has_aux=True)
+        qdd, lam = x[:nq], x[nq : nq + m]
+        a1, q1, v1 = kinematics(x)
         info = StepInfo(error <= 1.0, error, iters.astype(int))
         return GAState(q=q1, v=v1, a=a1, qdd=qdd, lam=lam), info
 
-    def _newton(self, residual, x0, n_dyn, beta_h2, q_scale):
+    def _newton(self, residual, x0, n_dyn, m, beta_h2, q_scale):
         r"""Full Newton with the autodiff Jacobian; returns `(x, (error, iterations))`.
 
         Increments are measured in position units, where round-off has a floor of
@@ -156,8 +171,9 @@ class GeneralizedAlpha(eqx.Module):
             dx = jnp.linalg.solve(J, r)
             m_bar = jnp.max(jnp.abs(jnp.diagonal(J)[:n_dyn]))
             dq = beta_h2 * jnp.abs(dx[:n_dyn])
-            dl = beta_h2 * jnp.abs(dx[n_dyn:]) / m_bar
-            err = jnp.max(jnp.concatenate([dq, dl])) / tol
+            dl = beta_h2 * jnp.abs(dx[n_dyn : n_dyn + m]) / m_bar
+            dmu = beta_h2 * jnp.abs(dx[n_dyn + m :])  # GGL correction (index2 only)
+            err = jnp.max(jnp.concatenate([dq, dl, dmu])) / tol
             return x - dx, it + 1, jnp.where(jnp.isfinite(err), err, jnp.inf)
 
         x, it, err = jax.lax.while_loop(cond, body, (x0, jnp.array(0), jnp.array(jnp.inf, x0.dtype)))

@@ -48,8 +48,8 @@ def _solve(system, form, solver, q0, v0, t0, t1, ts, dt0, controller, max_steps,
     ok = (sol.result == diffrax.RESULTS.successful) | (sol.result == diffrax.RESULTS.event_occurred)
     # rows after an event are inf (diffrax); diagnostics are computed on finite rows only
     finite = jnp.isfinite(t_saved)
-    qs = jnp.where(finite[:, None], q, q0)
-    vs = jnp.where(finite[:, None], v, v0)
+    qs = jnp.where(finite[:, None], q, q0[None])
+    vs = jnp.where(finite[:, None], v, v0[None])
     tt = jnp.where(finite, t_saved, t0)
     qdd, lam = jax.vmap(lambda a, b, c: form.acceleration(system, a, b, c))(qs, vs, tt)
     energy, res_q, res_v = _diagnostics(system, tt, qs, vs)

@@ -1,0 +1,10 @@
+from .classic import (
+    double_pendulum as double_pendulum,
+    double_pendulum_state as double_pendulum_state,
+    pendulum as pendulum,
+    pendulum_period as pendulum_period,
+    pendulum_state as pendulum_state,
+    slider_crank as slider_crank,
+    slider_crank_state as slider_crank_state,
+    slider_position_exact as slider_position_exact,
+)
