@@ -67,3 +67,15 @@ def test_throw_inside_jit_raises_runtime_error():
 
     with pytest.raises(Exception, match="simulation failed"):
         jax.block_until_ready(f(5.0))
+
+
+def test_trajectory_save_load_and_plots(tmp_path):
+    tr = run_ga(5.0)
+    path = tr.save(tmp_path / "run.npz")
+    back = fj.Trajectory.load(path)
+    assert np.array_equal(back.q, tr.q) and np.array_equal(back.energy, tr.energy)
+    png = tr.plot(tmp_path / "q.png", indices=[2, 3])
+    diag = tr.plot_diagnostics(tmp_path / "diag.png")
+    for p in (png, diag):
+        with open(p, "rb") as fh:
+            assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
