@@ -41,3 +41,13 @@ def safe_norm(x, axis=None):
     sq = jnp.sum(x * x, axis=axis)
     positive = sq > 0
     return jnp.where(positive, jnp.sqrt(jnp.where(positive, sq, 1.0)), 0.0)
+
+
+def check_initial_state(owner: str, nq: int, q0, v0):
+    """Convert `q0, v0` to float arrays; raise `ValueError` on a wrong shape or NaN/inf."""
+    q0, v0 = jnp.asarray(q0, float), jnp.asarray(v0, float)
+    if jnp.shape(q0) != (nq,) or jnp.shape(v0) != (nq,):
+        raise ValueError(f"{owner}: q0 and v0 must have shape ({nq},), got {jnp.shape(q0)} and {jnp.shape(v0)}.")
+    if is_concrete(q0) and is_concrete(v0) and not (np.isfinite(q0).all() and np.isfinite(v0).all()):
+        raise ValueError(f"{owner}: the initial state q0, v0 contains NaN or inf.")
+    return q0, v0

@@ -7,11 +7,10 @@ import numpy as np
 import pytest
 
 import flexjax as fj
-_R90 = np.array([[0.0, -1.0], [1.0, 0.0]])
 
 from .helpers import rotation
 
-RNG = np.random.default_rng(0)
+_R90 = np.array([[0.0, -1.0], [1.0, 0.0]])
 
 
 def test_point_mass_mass_matrix():

@@ -114,6 +114,17 @@ class PointMass(AbstractNaturalBody):
         raise NotImplementedError("a PointMass has no orientation; use a rigid body")
 
 
+def _bar_parameters(owner, mass, length, com, inertia, default_com):
+    """Mass, length, centre of mass and inertia of a bar with slender-bar defaults."""
+    mass, length = jnp.asarray(mass, float), jnp.asarray(length, float)
+    com = jnp.asarray(default_com(length) if com is None else com, float)
+    inertia = jnp.asarray(mass * length**2 / 12.0 if inertia is None else inertia, float)
+    for name, x in (("mass", mass), ("length", length), ("inertia", inertia)):
+        check_shape(owner, name, x, ())
+        check_positive(owner, name, x)
+    return mass, length, com, inertia
+
+
 class RigidBar2D(AbstractNaturalBody):
     r"""Planar rigid body in natural coordinates: two basic points, $q_b = [r_i, r_j]$.
 
@@ -140,16 +151,10 @@ class RigidBar2D(AbstractNaturalBody):
         - `inertia`: moment of inertia about the centre of mass, default the slender
           uniform bar $m L^2/12$.
         """
-        self.mass = jnp.asarray(mass, float)
-        self.length = jnp.asarray(length, float)
-        self.com = jnp.asarray([0.5 * self.length, 0.0] if com is None else com, float)
-        self.inertia = jnp.asarray(
-            self.mass * self.length**2 / 12.0 if inertia is None else inertia, float
+        self.mass, self.length, self.com, self.inertia = _bar_parameters(
+            "RigidBar2D", mass, length, com, inertia, lambda L: jnp.stack([0.5 * L, jnp.zeros_like(L)])
         )
-        for name, shape in (("mass", ()), ("length", ()), ("com", (2,)), ("inertia", ())):
-            check_shape("RigidBar2D", name, getattr(self, name), shape)
-        for name in ("mass", "length", "inertia"):
-            check_positive("RigidBar2D", name, getattr(self, name))
+        check_shape("RigidBar2D", "com", self.com, (2,))
 
     def _second_moment(self):
         # planar bodies: only the polar moment enters M, so split it evenly
@@ -189,15 +194,10 @@ class RigidBar3D(AbstractNaturalBody):
         """**Arguments:** `mass` (kg), `length` (m), `com` distance of the centre of
         mass from $r_i$ along the axis (default `L/2`), `inertia` transverse moment about
         the centre of mass (default $m L^2/12$)."""
-        self.mass = jnp.asarray(mass, float)
-        self.length = jnp.asarray(length, float)
-        self.com = jnp.reshape(jnp.asarray(0.5 * self.length if com is None else com, float), (1,))
-        self.inertia = jnp.asarray(
-            self.mass * self.length**2 / 12.0 if inertia is None else inertia, float
+        self.mass, self.length, com, self.inertia = _bar_parameters(
+            "RigidBar3D", mass, length, com, inertia, lambda L: 0.5 * L
         )
-        for name in ("mass", "length", "inertia"):
-            check_shape("RigidBar3D", name, getattr(self, name), ())
-            check_positive("RigidBar3D", name, getattr(self, name))
+        self.com = jnp.reshape(com, (1,))
 
     def _second_moment(self):
         return jnp.reshape(self.inertia, (1, 1))

@@ -15,6 +15,16 @@ def _attachment(body, q, point):
     return point if body is None else body.position(q, point)
 
 
+def _init_point_joint(joint, owner, body_i, point_i, body_j, point_j, dim):
+    """Shared construction of point-coincidence joints (fields and checks)."""
+    _check_bodies(owner, body_i, body_j)
+    joint.body_i, joint.body_j = body_i, body_j
+    joint.point_i = jnp.asarray(point_i, float)
+    joint.point_j = jnp.asarray(point_j, float)
+    if body_j is None:
+        check_shape(owner, "point_j (ground point)", joint.point_j, (dim,))
+
+
 def _check_bodies(owner, body_i, body_j):
     if not isinstance(body_i, int) or body_i < 0:
         raise ValueError(f"{owner}: `body_i` must be a body index >= 0, got {body_i!r}.")
@@ -40,12 +50,7 @@ class RevoluteJoint(AbstractJoint):
     def __init__(self, body_i, point_i, body_j, point_j):
         """**Arguments:** `body_i`, `point_i` (its body-frame point), `body_j` (index or
         `None` for ground), `point_j` (body-frame point, or world point on ground)."""
-        _check_bodies("RevoluteJoint", body_i, body_j)
-        self.body_i, self.body_j = body_i, body_j
-        self.point_i = jnp.asarray(point_i, float)
-        self.point_j = jnp.asarray(point_j, float)
-        if body_j is None:
-            check_shape("RevoluteJoint", "point_j (ground point)", self.point_j, (2,))
+        _init_point_joint(self, "RevoluteJoint", body_i, point_i, body_j, point_j, 2)
 
     def constraint(self, bi, qi, bj, qj, t):
         return _attachment(bi, qi, self.point_i) - _attachment(bj, qj, self.point_j)
@@ -66,12 +71,7 @@ class SphericalJoint(AbstractJoint):
 
     def __init__(self, body_i, point_i, body_j, point_j):
         """**Arguments:** as `RevoluteJoint`, in 3D."""
-        _check_bodies("SphericalJoint", body_i, body_j)
-        self.body_i, self.body_j = body_i, body_j
-        self.point_i = jnp.asarray(point_i, float)
-        self.point_j = jnp.asarray(point_j, float)
-        if body_j is None:
-            check_shape("SphericalJoint", "point_j (ground point)", self.point_j, (3,))
+        _init_point_joint(self, "SphericalJoint", body_i, point_i, body_j, point_j, 3)
 
     def constraint(self, bi, qi, bj, qj, t):
         return _attachment(bi, qi, self.point_i) - _attachment(bj, qj, self.point_j)

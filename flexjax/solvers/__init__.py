@@ -1,3 +1,4 @@
+from .base import AbstractDAESolver as AbstractDAESolver
 from .dae import simulate as simulate
 from .generalized_alpha import GAState as GAState, GeneralizedAlpha as GeneralizedAlpha, StepInfo as StepInfo
 from .ode import Baumgarte as Baumgarte, UdwadiaKalaba as UdwadiaKalaba

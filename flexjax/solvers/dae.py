@@ -13,9 +13,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import is_concrete
+from .._checks import check_initial_state, is_concrete
 from ..system import System
 from ..trajectory import NEWTON_FAILED, SUCCESS, Trajectory, check_result
+from .base import AbstractDAESolver
 from .generalized_alpha import GeneralizedAlpha
 
 
@@ -88,7 +89,7 @@ def simulate(
     t1: float,
     dt: float,
     *,
-    solver: GeneralizedAlpha | None = None,
+    solver: AbstractDAESolver | None = None,
     t0: float = 0.0,
     save_every: int = 1,
     consistent: bool = True,
@@ -103,7 +104,7 @@ def simulate(
     - `q0`, `v0`: initial coordinates and velocities, shape `(system.nq,)`.
     - `t1`, `dt`, `t0`: end time, step, start time (s; Python numbers, they fix the
       number of steps, which must be an integer).
-    - `solver`: a `GeneralizedAlpha` (default $\rho_\infty = 0.9$).
+    - `solver`: an `AbstractDAESolver`, default `GeneralizedAlpha()` ($\rho_\infty = 0.9$).
     - `save_every`: keep every k-th step (must divide the step count).
     - `consistent`: first project `q0, v0` onto the position and velocity constraints
       (`System.consistent_state`, raises if that fails).
@@ -117,13 +118,7 @@ def simulate(
     """
     solver = GeneralizedAlpha() if solver is None else solver
     n = _step_count(t0, t1, dt, save_every)
-    q0, v0 = jnp.asarray(q0, float), jnp.asarray(v0, float)
-    if jnp.shape(q0) != (system.nq,) or jnp.shape(v0) != (system.nq,):
-        raise ValueError(
-            f"simulate: q0 and v0 must have shape ({system.nq},), got {jnp.shape(q0)} and {jnp.shape(v0)}."
-        )
-    if is_concrete(q0) and is_concrete(v0) and not (np.isfinite(q0).all() and np.isfinite(v0).all()):
-        raise ValueError("simulate: the initial state q0, v0 contains NaN or inf.")
+    q0, v0 = check_initial_state("simulate", system.nq, q0, v0)
     if consistent:
         q0, v0 = system.consistent_state(q0, v0, t0)
     t0a, h = jnp.asarray(t0, float), jnp.asarray(dt, float)

@@ -32,6 +32,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
 from .._checks import is_concrete
+from .base import AbstractDAESolver
 
 
 class GAState(eqx.Module):
@@ -64,7 +65,7 @@ def consistent_accelerations(system, q, v, t):
     return x[: q.shape[0]], x[q.shape[0] :]
 
 
-class GeneralizedAlpha(eqx.Module):
+class GeneralizedAlpha(AbstractDAESolver):
     r"""Generalized-α integrator for $M\ddot q + \Phi_q^T\lambda = Q$, $\Phi = 0$ (index 3).
 
     **Arguments:**

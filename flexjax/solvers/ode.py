@@ -16,7 +16,6 @@ $b = \gamma - 2\alpha\dot\Phi - \beta^2\Phi$:
 """
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 from jaxtyping import Array, Float

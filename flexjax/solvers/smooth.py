@@ -4,10 +4,9 @@ import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optimistix as optx
 
-from .._checks import is_concrete
+from .._checks import check_initial_state
 from ..system import System
 from ..trajectory import ODE_FAILED, SUCCESS, Trajectory, check_result
 from .dae import _diagnostics
@@ -101,15 +100,7 @@ def simulate_ode(
     """
     form = Baumgarte() if form is None else form
     solver = diffrax.Tsit5() if solver is None else solver
-    q0, v0 = jnp.asarray(q0, float), jnp.asarray(v0, float)
-    if jnp.shape(q0) != (system.nq,) or jnp.shape(v0) != (system.nq,):
-        raise ValueError(
-            f"simulate_ode: q0 and v0 must have shape ({system.nq},), got {jnp.shape(q0)} and {jnp.shape(v0)}."
-        )
-    if is_concrete(q0) and is_concrete(v0) and not (np.isfinite(q0).all() and np.isfinite(v0).all()):
-        raise ValueError("simulate_ode: the initial state q0, v0 contains NaN or inf.")
-    if not float(t1) > float(t0):
-        raise ValueError(f"simulate_ode: need t1 > t0, got t0={t0}, t1={t1}.")
+    q0, v0 = check_initial_state("simulate_ode", system.nq, q0, v0)
     if consistent:
         q0, v0 = system.consistent_state(q0, v0, t0)
     ts = jnp.linspace(t0, t1, 201) if ts is None else jnp.asarray(ts, float)
