@@ -29,6 +29,9 @@ from .joints import (  # noqa: E402
     AbstractJoint as AbstractJoint,
     AngleDriver as AngleDriver,
     DrivingConstraint as DrivingConstraint,
+    NoSlipConstraint as NoSlipConstraint,
+    VelocityDriver as VelocityDriver,
+    AbstractVelocityConstraint as AbstractVelocityConstraint,
     FixedJoint as FixedJoint,
     RevoluteJoint as RevoluteJoint,
     RevoluteJoint3D as RevoluteJoint3D,
@@ -38,6 +41,7 @@ from .joints import (  # noqa: E402
 from .solvers import (  # noqa: E402
     Baumgarte as Baumgarte,
     GeneralizedAlpha as GeneralizedAlpha,
+    RK4 as RK4,
     UdwadiaKalaba as UdwadiaKalaba,
     simulate as simulate,
     simulate_ode as simulate_ode,

@@ -17,7 +17,7 @@ from ._checks import is_concrete
 from ._custom_types import Scalar
 from .bodies.base import AbstractBody
 from .forces.base import AbstractForce
-from .joints.base import AbstractJoint
+from .joints.base import AbstractJoint, AbstractVelocityConstraint
 
 
 class InconsistentInitialConditions(ValueError):
@@ -35,24 +35,33 @@ class System(eqx.Module):
     - `bodies`: sequence of `AbstractBody`.
     - `joints`: sequence of `AbstractJoint` referring to bodies by index.
     - `force_elements`: sequence of `AbstractForce`.
+    - `velocity_constraints`: sequence of `AbstractVelocityConstraint` (nonholonomic
+      rows $\psi(q, \dot q, t) = 0$, integrated by `simulate_ode` only).
     """
 
     bodies: tuple[AbstractBody, ...]
     joints: tuple[AbstractJoint, ...]
     force_elements: tuple[AbstractForce, ...]
+    velocity_constraints: tuple[AbstractVelocityConstraint, ...]
     offsets: tuple[int, ...] = eqx.field(static=True)
     force_bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
 
-    def __init__(self, bodies, joints=(), force_elements=()):
+    def __init__(self, bodies, joints=(), force_elements=(), velocity_constraints=()):
         self.bodies, self.joints, self.force_elements = tuple(bodies), tuple(joints), tuple(force_elements)
+        self.velocity_constraints = tuple(velocity_constraints)
         if not self.bodies:
             raise ValueError("System: needs at least one body.")
         for i, b in enumerate(self.bodies):
             if not isinstance(b, AbstractBody):
                 raise ValueError(f"System: body {i} is a {type(b).__name__}, not an AbstractBody.")
         nb = len(self.bodies)
-        for k, jnt in enumerate(self.joints):
-            if not isinstance(jnt, AbstractJoint):
+        for k, vc in enumerate(self.velocity_constraints):
+            if not isinstance(vc, AbstractVelocityConstraint):
+                raise ValueError(
+                    f"System: velocity constraint {k} is a {type(vc).__name__}, not an AbstractVelocityConstraint."
+                )
+        for k, jnt in enumerate(self.joints + self.velocity_constraints):
+            if not isinstance(jnt, (AbstractJoint, AbstractVelocityConstraint)):
                 raise ValueError(f"System: joint {k} is a {type(jnt).__name__}, not an AbstractJoint.")
             for idx in (jnt.body_i, jnt.body_j):
                 if idx is None:
@@ -95,8 +104,13 @@ class System(eqx.Module):
 
     @property
     def nconstraints(self) -> int:
-        """Number of constraint rows (internal + joints)."""
+        """Number of position-level constraint rows (internal + joints)."""
         return sum(b.nconstraints for b in self.bodies) + sum(j.nconstraints for j in self.joints)
+
+    @property
+    def nvelocity_constraints(self) -> int:
+        """Number of velocity-level (nonholonomic) constraint rows."""
+        return sum(c.nconstraints for c in self.velocity_constraints)
 
     def body_slice(self, i: int) -> slice:
         """Slice of `q` owned by body `i`."""
@@ -164,6 +178,35 @@ class System(eqx.Module):
         t = jnp.asarray(t, q.dtype)
         return -jax.jvp(lambda qq, tt: self.constraint_velocity(qq, v, tt), (q, t), (v, jnp.ones_like(t)))[1]
 
+    def nonholonomic(self, q, v, t) -> Float[Array, " p"]:
+        r"""Velocity-level constraint residual $\psi(q, \dot q, t)$."""
+        rows = []
+        for c in self.velocity_constraints:
+            bj = None if c.body_j is None else self.bodies[c.body_j]
+            rows.append(
+                c.velocity_constraint(
+                    self.bodies[c.body_i], self._part(q, c.body_i), self._part(v, c.body_i),
+                    bj, self._part(q, c.body_j), self._part(v, c.body_j), t,
+                )
+            )
+        return jnp.concatenate([jnp.reshape(r, (-1,)) for r in rows] + [jnp.zeros((0,), q.dtype)])
+
+    def acceleration_constraints(self, q, v, t):
+        r"""All constraints at acceleration level, $A\,\ddot q = b$.
+
+        Rows: $\Phi_q \ddot q = \gamma$ (holonomic, differentiated twice), then
+        $\psi_{\dot q}\ddot q = -(\psi_q \dot q + \psi_t)$ (nonholonomic, once).
+
+        **Returns:** `(A, b)` without stabilization terms.
+        """
+        t = jnp.asarray(t, q.dtype)
+        A, b = self.constraints_q(q, t), self.gamma(q, v, t)
+        if self.velocity_constraints:
+            psi_v = jax.jacfwd(self.nonholonomic, argnums=1)(q, v, t)
+            psi_dot = jax.jvp(lambda qq, tt: self.nonholonomic(qq, v, tt), (q, t), (v, jnp.ones_like(t)))[1]
+            A, b = jnp.concatenate([A, psi_v]), jnp.concatenate([b, -psi_dot])
+        return A, b
+
     def forces_q(self, q, v, t) -> Float[Array, "nq nq"]:
         """$\\partial Q / \\partial q$ by autodiff."""
         return jax.jacfwd(self.forces, argnums=0)(q, v, t)
@@ -227,11 +270,20 @@ def _project(system, q0, v0, t0, max_iter):
         return q - jnp.linalg.pinv(system.constraints_q(q, t0)) @ Phi
 
     q = jax.lax.fori_loop(0, max_iter, body, q0) if system.nconstraints else q0
-    if system.nconstraints == 0:
+    if system.nconstraints + system.nvelocity_constraints == 0:
         return q, v0, jnp.zeros(()), jnp.zeros(())
-    Phi_q = system.constraints_q(q, t0)
-    v = v0 - jnp.linalg.pinv(Phi_q) @ system.constraint_velocity(q, v0, t0)
-    res_q = jnp.max(jnp.abs(system.constraints(q, t0)))
-    res_v = jnp.max(jnp.abs(system.constraint_velocity(q, v, t0)))
+    v = v0 - jnp.linalg.pinv(_velocity_rows_jacobian(system, q, t0)) @ velocity_residuals(system, q, v0, t0)
+    res_q = jnp.max(jnp.abs(system.constraints(q, t0)), initial=0.0)
+    res_v = jnp.max(jnp.abs(velocity_residuals(system, q, v, t0)), initial=0.0)
     bad = ~jnp.isfinite(res_q) | ~jnp.isfinite(res_v)
     return q, v, jnp.where(bad, jnp.inf, res_q), jnp.where(bad, jnp.inf, res_v)
+
+
+def velocity_residuals(system, q, v, t):
+    r"""All velocity-level residuals: $[\Phi_q\dot q + \Phi_t;\ \psi]$."""
+    return jnp.concatenate([system.constraint_velocity(q, v, t), system.nonholonomic(q, v, t)])
+
+
+def _velocity_rows_jacobian(system, q, t):
+    # both parts are affine in v, so the Jacobian at v = 0 is the matrix of the rows
+    return jax.jacfwd(lambda v: velocity_residuals(system, q, v, t))(jnp.zeros_like(q))

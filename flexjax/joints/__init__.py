@@ -2,3 +2,5 @@ from .base import AbstractJoint as AbstractJoint
 from .driving import AngleDriver as AngleDriver, DrivingConstraint as DrivingConstraint, coordinate_driver as coordinate_driver
 from .fixed import FixedJoint as FixedJoint
 from .revolute import RevoluteJoint as RevoluteJoint, RevoluteJoint3D as RevoluteJoint3D, SphericalJoint as SphericalJoint
+from .base import AbstractVelocityConstraint as AbstractVelocityConstraint
+from .nonholonomic import NoSlipConstraint as NoSlipConstraint, VelocityDriver as VelocityDriver

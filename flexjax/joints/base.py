@@ -33,3 +33,21 @@ class AbstractJoint(eqx.Module):
         t: Scalar,
     ) -> Float[Array, " m"]:
         """Constraint residual, shape `(nconstraints,)`."""
+
+
+class AbstractVelocityConstraint(eqx.Module):
+    r"""Velocity-level (nonholonomic) constraint $\psi = A(q, t)\,\dot q - c(q, t) = 0$
+    between `body_i` and `body_j` (`None`: ground); it must be affine in the velocities.
+
+    Only the ODE path (`simulate_ode`) integrates such constraints: they enter the
+    Udwadia-Kalaba/Baumgarte forms once differentiated in time.
+    """
+
+    body_i: eqx.AbstractVar[int]
+    body_j: eqx.AbstractVar[int | None]
+    nconstraints: eqx.AbstractVar[int]
+    dim: eqx.AbstractVar[int | None]
+
+    @abc.abstractmethod
+    def velocity_constraint(self, bi, qi, vi, bj, qj, vj, t: Scalar) -> Float[Array, " m"]:
+        """Residual $\\psi$, shape `(nconstraints,)`."""

@@ -8,3 +8,9 @@ from .classic import (
     slider_crank_state as slider_crank_state,
     slider_position_exact as slider_position_exact,
 )
+from .mobile_robot import (
+    EllipsePath as EllipsePath,
+    mobile_robot as mobile_robot,
+    mobile_robot_state as mobile_robot_state,
+    path_error as path_error,
+)

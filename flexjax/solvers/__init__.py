@@ -3,3 +3,4 @@ from .dae import simulate as simulate
 from .generalized_alpha import GAState as GAState, GeneralizedAlpha as GeneralizedAlpha, StepInfo as StepInfo
 from .ode import Baumgarte as Baumgarte, UdwadiaKalaba as UdwadiaKalaba
 from .smooth import simulate_ode as simulate_ode
+from .rk4 import RK4 as RK4

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import check_initial_state, is_concrete
-from ..system import System
+from ..system import System, velocity_residuals
 from ..trajectory import NEWTON_FAILED, SUCCESS, Trajectory, check_result
 from .base import AbstractDAESolver
 from .generalized_alpha import GeneralizedAlpha
@@ -78,7 +78,7 @@ def _init(solver, system, t0, q0, v0):
 def _diagnostics(system, t, q, v):
     e = jax.vmap(system.energy)(q, v, t)
     res_q = jax.vmap(lambda qq, tt: jnp.max(jnp.abs(system.constraints(qq, tt)), initial=0.0))(q, t)
-    res_v = jax.vmap(lambda qq, vv, tt: jnp.max(jnp.abs(system.constraint_velocity(qq, vv, tt)), initial=0.0))(q, v, t)
+    res_v = jax.vmap(lambda qq, vv, tt: jnp.max(jnp.abs(velocity_residuals(system, qq, vv, tt)), initial=0.0))(q, v, t)
     return e, res_q, res_v
 
 
@@ -117,6 +117,11 @@ def simulate(
     is the initial state).
     """
     solver = GeneralizedAlpha() if solver is None else solver
+    if system.velocity_constraints:
+        raise NotImplementedError(
+            "simulate: the index-3 solver handles position constraints only; integrate systems with "
+            "nonholonomic (velocity) constraints with simulate_ode (Udwadia-Kalaba or Baumgarte form)."
+        )
     n = _step_count(t0, t1, dt, save_every)
     q0, v0 = check_initial_state("simulate", system.nq, q0, v0)
     if consistent:

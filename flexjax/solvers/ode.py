@@ -1,6 +1,7 @@
 r"""Index-1 / ODE forms of the constrained equations, integrated with diffrax.
 
-Two ways to turn $M\ddot q + \Phi_q^T\lambda = Q$, $\Phi = 0$ into an ODE
+Two ways to turn $M\ddot q + A^T\lambda = Q$, $\Phi = 0$, $\psi = 0$ (holonomic and
+nonholonomic constraints, $A$ their acceleration-level matrix) into an ODE
 $\ddot q = f(q, \dot q, t)$, both with Baumgarte stabilization of the drift,
 $\ddot\Phi + 2\alpha\dot\Phi + \beta^2\Phi = 0$, i.e. $\Phi_q\ddot q = b$ with
 $b = \gamma - 2\alpha\dot\Phi - \beta^2\Phi$:
@@ -23,10 +24,15 @@ from jaxtyping import Array, Float
 from .._checks import check_shape
 
 
-def _drift_rhs(system, q, v, t, alpha, beta):
+def _stabilized_rows(system, q, v, t, alpha, beta):
+    r"""$A\ddot q = b$ with Baumgarte terms: holonomic rows get
+    $-2\alpha\dot\Phi - \beta^2\Phi$, nonholonomic rows $-2\alpha\psi$
+    (first-order drift $\dot\psi + 2\alpha\psi = 0$)."""
+    A, b = system.acceleration_constraints(q, v, t)
     Phi = system.constraints(q, t)
-    Phi_dot = system.constraint_velocity(q, v, t)
-    return system.gamma(q, v, t) - 2 * alpha * Phi_dot - beta**2 * Phi
+    drift = jnp.concatenate([2 * alpha * system.constraint_velocity(q, v, t) + beta**2 * Phi,
+                             2 * alpha * system.nonholonomic(q, v, t)])
+    return A, b - drift
 
 
 class Baumgarte(eqx.Module):
@@ -43,10 +49,11 @@ class Baumgarte(eqx.Module):
 
     def acceleration(self, system, q, v, t):
         """Returns `(qdd, lam)`."""
-        M, Phi_q = system.mass(q), system.constraints_q(q, t)
-        m = Phi_q.shape[0]
-        K = jnp.block([[M, Phi_q.T], [Phi_q, jnp.zeros((m, m), q.dtype)]])
-        rhs = jnp.concatenate([system.forces(q, v, t), _drift_rhs(system, q, v, t, self.alpha, self.beta)])
+        M = system.mass(q)
+        A, b = _stabilized_rows(system, q, v, t, self.alpha, self.beta)
+        m = A.shape[0]
+        K = jnp.block([[M, A.T], [A, jnp.zeros((m, m), q.dtype)]])
+        rhs = jnp.concatenate([system.forces(q, v, t), b])
         x = jnp.linalg.solve(K, rhs)
         return x[: q.shape[0]], x[q.shape[0] :]
 
@@ -69,10 +76,10 @@ class UdwadiaKalaba(eqx.Module):
 
     def acceleration(self, system, q, v, t):
         """Returns `(qdd, lam)`."""
-        M, Q, A = system.mass(q), system.forces(q, v, t), system.constraints_q(q, t)
+        M, Q = system.mass(q), system.forces(q, v, t)
+        A, b = _stabilized_rows(system, q, v, t, self.alpha, self.beta)
         L = jnp.linalg.cholesky(M)
         a = jsl.cho_solve((L, True), Q)
-        b = _drift_rhs(system, q, v, t, self.alpha, self.beta)
         B = jsl.solve_triangular(L, A.T, lower=True).T  # A L^{-T}
         z = jnp.linalg.pinv(B, rtol=self.rcond) @ (b - A @ a)
         qdd = a + jsl.solve_triangular(L.T, z, lower=False)

@@ -101,6 +101,8 @@ def simulate_ode(
     form = Baumgarte() if form is None else form
     solver = diffrax.Tsit5() if solver is None else solver
     q0, v0 = check_initial_state("simulate_ode", system.nq, q0, v0)
+    if not float(t1) > float(t0):
+        raise ValueError(f"simulate_ode: need t1 > t0, got t0={t0}, t1={t1}.")
     if consistent:
         q0, v0 = system.consistent_state(q0, v0, t0)
     ts = jnp.linspace(t0, t1, 201) if ts is None else jnp.asarray(ts, float)

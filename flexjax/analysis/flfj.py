@@ -1,0 +1,249 @@
+r"""Modes of the elastically constrained beam of the FLFJ arm (seed 000, section 2.1, 3.3).
+
+A uniform Euler-Bernoulli beam of length $l$ is pinned at $x = 0$ with a rotational
+spring $k$ (the flexible joint, $EI\,w''(0) = k\,w'(0)$, $w(0) = 0$) and free at
+$x = l$. With $\gamma = \beta l$ and $\kappa = k l / EI = k / n$ ($n = EI/l$) the
+frequency equation (seed eq. 32, 53) is
+
+$$\cos\gamma \sinh\gamma - \cosh\gamma \sin\gamma = -\frac{\kappa}{\gamma}(\cos\gamma\cosh\gamma + 1),$$
+
+and $f_i = \gamma_i^2 / (2\pi l^2)\,\sqrt{EI/\rho A}$ (eq. 34). $\kappa = 0$ is the
+pinned-free beam, $\kappa \to \infty$ the cantilever ($\cos\gamma\cosh\gamma + 1 = 0$).
+
+**Root counting.** For $\kappa > 0$ the $i$-th root lies between the $(i-1)$-th root
+of the pinned-free beam and the $i$-th root of the cantilever, and tends to 0 as
+$\kappa \to 0$ ($\gamma_1 \approx (3\kappa)^{1/4}$: the beam rocking rigidly on the
+spring). For continuity in $k$ the rigid-body mode at $\gamma = 0$ is **counted** as
+mode 1 when $\kappa = 0$: then `flfj_roots(0, n)` is `[0, 3.9266, 7.0686, ...]`.
+
+**Root finding** is bracketing, not a guess near the answer: the well-scaled form
+
+$$F(\gamma) = \frac{\gamma\,(\cos\gamma\tanh\gamma - \sin\gamma) + \kappa\,(\cos\gamma + \operatorname{sech}\gamma)}{\gamma + \kappa}$$
+
+(eq. 32 times $\gamma/((\gamma + \kappa)\cosh\gamma)$: bounded, no overflow, equal to the
+pinned-free form at $\kappa = 0$ and the cantilever form at $\kappa = \infty$) is
+sampled on a fine grid, sign changes bracket the roots (consecutive roots are more
+than 2 apart, the grid step is 0.02), bisection shrinks each bracket, and two Newton
+steps polish. Derivatives of the roots with respect to $k$, $EI$, $l$ come from the
+implicit function theorem, $d\gamma = -F_\kappa / F_\gamma\, d\kappa$.
+
+**Mode shapes** (seed eq. 35-36 rewritten). Eq. 36 divides by
+$\cos\gamma\sinh\gamma - \cosh\gamma\sin\gamma$, which vanishes at $\kappa = 0$, and
+$\cosh\beta x - \zeta\sinh\beta x$ cancels catastrophically for higher modes. flexjax
+uses the equivalent form built from the free end, $u = \gamma(1 - s)$, $s = x/l$:
+$\tilde\phi = a(\cos u + \cosh u) + b(\sin u + \sinh u)$ (free-end conditions hold
+for any $a, b$) with $\tilde\phi(0) = 0$, i.e. $a = \sin\gamma\operatorname{sech}\gamma
++ \tanh\gamma$, $b = -(\cos\gamma\operatorname{sech}\gamma + 1)$, evaluated with
+$e^{u - \gamma}$ and $e^{-u}$ only. At a root the spring condition holds too, so this
+is eq. 35 up to a factor. **Normalization:** $\frac1l \int_0^l \phi_i^2\,dx = 1$ and
+$\phi_i(l) > 0$ (dimensionless shapes; the modal mass of a uniform beam is then
+$\rho A l$, the beam mass). The rigid mode ($\kappa = 0$) is $\sqrt3\, x/l$.
+Axial modes (eq. 39): $\sqrt2 \sin((2i-1)\pi x / 2l)$, same normalization.
+"""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, ArrayLike, Float
+
+from .._custom_types import Scalar
+
+GRID_STEP = 0.02  # bracketing grid step in gamma (roots are > 2 apart)
+_NBISECT = 30  # bracket width 0.02 * 2**-30 ~ 2e-11 before Newton
+_NNEWTON = 2
+
+
+def _exp_parts(gamma):
+    """tanh, sech from exp(-gamma) only (no overflow for large gamma)."""
+    e = jnp.exp(-gamma)
+    e2 = e * e
+    return (1 - e2) / (1 + e2), 2 * e / (1 + e2)
+
+
+def frequency_function(gamma: Float[ArrayLike, "..."], kappa: Float[ArrayLike, ""]) -> Float[Array, "..."]:
+    r"""Scaled frequency equation $F(\gamma; \kappa)$ of the elastically constrained beam.
+
+    $F = w\,(\cos\gamma\tanh\gamma - \sin\gamma) + (1 - w)(\cos\gamma + \operatorname{sech}\gamma)$,
+    $w = \gamma/(\gamma + \kappa)$: seed eq. 32 multiplied by $\gamma / ((\gamma + \kappa)\cosh\gamma) > 0$,
+    so it has the same positive roots. `kappa` $= kl/EI \ge 0$ may be `inf` (cantilever).
+    Undefined at $\gamma = \kappa = 0$.
+    """
+    gamma = jnp.asarray(gamma, float)
+    tanh, sech = _exp_parts(gamma)
+    w = gamma / (gamma + kappa)
+    return w * (jnp.cos(gamma) * tanh - jnp.sin(gamma)) + (1 - w) * (jnp.cos(gamma) + sech)
+
+
+def _bracket_and_refine(kappa, n):
+    """Roots for a concrete-or-traced but gradient-free `kappa` (see module docstring)."""
+    top = (n + 0.5) * math.pi  # the n-th root is below the n-th cantilever root < (n - 1/2) pi + 0.31
+    npts = int(math.ceil(top / GRID_STEP)) + 1
+    grid = jnp.linspace(0.0, top, npts)
+    # F(0+) > 0 for kappa > 0; for kappa = 0 the bracket [0, h] then closes on the rigid mode
+    pos = jnp.concatenate([jnp.ones((1,), bool), frequency_function(grid[1:], kappa) >= 0])
+    change = pos[:-1] != pos[1:]
+    # index of the i-th sign change (cumsum + searchsorted: fixed shapes, vmap-friendly)
+    idx = jnp.searchsorted(jnp.cumsum(change), jnp.arange(1, n + 1))
+    idx = jnp.minimum(idx, npts - 2)
+    lo, hi, pos_lo = grid[idx], grid[idx + 1], pos[idx]
+    for _ in range(_NBISECT):
+        mid = 0.5 * (lo + hi)
+        same = (frequency_function(mid, kappa) >= 0) == pos_lo
+        lo, hi = jnp.where(same, mid, lo), jnp.where(same, hi, mid)
+    g = 0.5 * (lo + hi)
+    dF = jax.vmap(jax.grad(frequency_function), in_axes=(0, None))
+    for _ in range(_NNEWTON):
+        step = frequency_function(g, kappa) / dF(g, kappa)
+        new = g - step
+        g = jnp.where(jnp.isfinite(new) & (new >= lo) & (new <= hi), new, g)  # stay in the bracket
+    return g
+
+
+def flfj_roots(kappa: Float[ArrayLike, ""], n: int) -> Float[Array, " n"]:
+    r"""First `n` roots $\gamma_i = \beta_i l$ of the frequency equation (seed eq. 32 / 53).
+
+    **Arguments:**
+
+    - `kappa`: $k l / EI = k / n$, $\ge 0$; `jnp.inf` gives the cantilever roots.
+      Differentiable (implicit function theorem); may be traced (jit, vmap, grad).
+    - `n`: number of roots (static int, $\ge 1$).
+
+    **Returns:** increasing roots; for $\kappa = 0$ the first one is the rigid mode 0.
+    """
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"flfj_roots: `n` must be a positive int, got {n!r}.")
+    kappa = jnp.asarray(kappa, float)
+    kap0 = jax.lax.stop_gradient(kappa)
+    g0 = jax.lax.stop_gradient(_bracket_and_refine(kap0, n))
+    rigid = (kap0 == 0) & (jnp.arange(n) == 0)
+    g_safe = jnp.where(rigid, 1.0, g0)
+    # one implicit-function step: value unchanged (F(g0) ~ 1e-16), derivative -F_kappa / F_gamma
+    dFdg = jax.lax.stop_gradient(jax.vmap(jax.grad(frequency_function), in_axes=(0, None))(g_safe, kap0))
+    g = g_safe - (frequency_function(g_safe, kappa) - jax.lax.stop_gradient(frequency_function(g_safe, kap0))) / dFdg
+    return jnp.where(rigid, 0.0, g)
+
+
+def cantilever_roots(n: int) -> Float[Array, " n"]:
+    r"""First `n` roots of $\cos\gamma\cosh\gamma + 1 = 0$ (seed eq. 51-52); $\gamma_1 = 1.87510407$."""
+    return flfj_roots(jnp.inf, n)
+
+
+def frequencies_hz(
+    gamma: Float[ArrayLike, " n"], ei: Float[ArrayLike, ""], rho_a: Float[ArrayLike, ""], length: Float[ArrayLike, ""]
+) -> Float[Array, " n"]:
+    r"""Natural frequencies $f_i = \gamma_i^2/(2\pi l^2)\sqrt{EI/\rho A}$ in Hz (seed eq. 34)."""
+    return jnp.asarray(gamma) ** 2 / (2 * jnp.pi * jnp.asarray(length) ** 2) * jnp.sqrt(jnp.asarray(ei) / rho_a)
+
+
+def flfj_frequencies(ei, rho_a, length, k, n: int) -> Float[Array, " n"]:
+    r"""First `n` natural frequencies (Hz) of the elastically constrained beam.
+
+    **Arguments:** `ei` (N m²), `rho_a` (kg/m), `length` (m), `k` root spring (N m/rad,
+    $\ge 0$, `inf` for a cantilever), `n` (static). Differentiable in all four numbers.
+    For `k = 0` the first frequency is the rigid mode's 0.
+    """
+    return frequencies_hz(flfj_roots(k * length / ei, n), ei, rho_a, length)
+
+
+def transverse_modes(gamma: Float[ArrayLike, " n"], s: Float[ArrayLike, " m"], deriv: int = 0) -> Float[Array, "m n"]:
+    r"""Normalized transverse mode shapes $\phi_i(s)$, $s = x/l \in [0, 1]$, or their
+    `deriv`-th derivative with respect to $s$ (0, 1 or 2; divide by $l^{\text{deriv}}$ for
+    $x$-derivatives).
+
+    `gamma` are roots from `flfj_roots` (any $\kappa$): the shape uses only $\phi(0) = 0$
+    and the free-end conditions, so it is exact for every root (module docstring).
+    Normalization $\int_0^1 \phi_i^2\,ds = 1$, $\phi_i(1) > 0$, computed by Gauss-Legendre
+    quadrature; $\gamma = 0$ gives the rigid mode $\sqrt3\,s$.
+    """
+    if deriv not in (0, 1, 2):
+        raise ValueError(f"transverse_modes: `deriv` must be 0, 1 or 2, got {deriv!r}.")
+    gamma = jnp.atleast_1d(jnp.asarray(gamma, float))
+    s = jnp.atleast_1d(jnp.asarray(s, float))
+    rigid = gamma == 0
+    g = jnp.where(rigid, 1.0, gamma)  # double-where: no NaN gradients through the rigid branch
+
+    def raw(sv, d):
+        tanh, sech = _exp_parts(g)
+        a = jnp.sin(g) * sech + tanh
+        b = -(jnp.cos(g) * sech + 1)
+        # (a + b)/2 e^u = c_plus e^(u - g), with c_plus = (a + b) e^g / 2 in closed form
+        c_plus = (jnp.sin(g) - jnp.cos(g) - jnp.exp(-g)) / (1 + jnp.exp(-2 * g))
+        c_minus = 0.5 * (a - b)
+        u = g[None, :] * (1 - sv[:, None])
+        ep, em = jnp.exp(u - g[None, :]), jnp.exp(-u)
+        cu, su = jnp.cos(u), jnp.sin(u)
+        # d/ds = -g d/du
+        if d == 0:
+            val = a * cu + b * su + c_plus * ep + c_minus * em
+        elif d == 1:
+            val = -g * (-a * su + b * cu + c_plus * ep - c_minus * em)
+        else:
+            val = g**2 * (-a * cu - b * su + c_plus * ep + c_minus * em)
+        return val
+
+    nodes, weights = gauss_legendre(_quadrature_order(gamma.shape[0]))
+    norm = jnp.sqrt(weights @ raw(nodes, 0) ** 2)
+    flex = raw(s, deriv) / norm
+    root3 = math.sqrt(3.0)
+    rigid_val = {0: root3 * s[:, None], 1: root3 * jnp.ones_like(s)[:, None], 2: jnp.zeros_like(s)[:, None]}[deriv]
+    return jnp.where(rigid[None, :], rigid_val, flex)
+
+
+def axial_modes(n: int, s: Float[ArrayLike, " m"], deriv: int = 0) -> Float[Array, "m n"]:
+    r"""Axial modes $\sqrt2\sin((2i - 1)\pi s/2)$ of a fixed-free rod (seed eq. 39), or their
+    `deriv`-th $s$-derivative (0 or 1); normalized like `transverse_modes`."""
+    if deriv not in (0, 1):
+        raise ValueError(f"axial_modes: `deriv` must be 0 or 1, got {deriv!r}.")
+    s = jnp.atleast_1d(jnp.asarray(s, float))
+    w = (2 * jnp.arange(1, n + 1) - 1) * jnp.pi / 2
+    arg = s[:, None] * w[None, :]
+    return math.sqrt(2.0) * (jnp.sin(arg) if deriv == 0 else w * jnp.cos(arg))
+
+
+def _quadrature_order(nmodes: int) -> int:
+    """Gauss points on [0, 1] for products of two modes (highest wavenumber ~ 2 (n + 1/2) pi)."""
+    return 24 + 8 * nmodes
+
+
+def gauss_legendre(order: int) -> tuple[Float[Array, " m"], Float[Array, " m"]]:
+    """Gauss-Legendre nodes and weights on [0, 1] (static `order`)."""
+    x, w = np.polynomial.legendre.leggauss(order)
+    return jnp.asarray(0.5 * (x + 1)), jnp.asarray(0.5 * w)
+
+
+# -- critical joint stiffness (seed section 3.3) -------------------------------------
+
+
+def kappa_from_root(gamma: Float[ArrayLike, "..."]) -> Float[Array, "..."]:
+    r"""The $\kappa = k/n$ for which `gamma` is a root of seed eq. 53:
+    $\kappa = \gamma(\sin\gamma - \cos\gamma\tanh\gamma)/(\cos\gamma + \operatorname{sech}\gamma)$."""
+    gamma = jnp.asarray(gamma, float)
+    tanh, sech = _exp_parts(gamma)
+    return gamma * (jnp.sin(gamma) - jnp.cos(gamma) * tanh) / (jnp.cos(gamma) + sech)
+
+
+def critical_stiffness_coefficient(r_c: Float[ArrayLike, "..."]) -> Float[Array, "..."]:
+    r"""$P(r_c)$ with $k_c = P\,n$, $n = EI/l$ (seed eq. 50-55).
+
+    The first frequency ratio is $r = f_{FLFJ}/f_{cant} = \gamma_2^2/\gamma_1^2$
+    (eq. 54; $\gamma_1 = 1.87510407$ the cantilever root, $\gamma_2$ the first root of
+    eq. 53). Setting $r = r_c$ gives $\gamma_2 = \gamma_1\sqrt{r_c}$, and eq. 53 solved
+    for $k/n$ at that $\gamma_2$ is $P$ in closed form (`kappa_from_root`). $k$ and $n$
+    enter eq. 53 only as $k/n$, which is why $k_c$ is exactly linear in $n$ (the paper's
+    Fig. 9). Valid for $0 < r_c < 1$; differentiable.
+    """
+    gamma1 = cantilever_roots(1)[0]
+    return kappa_from_root(gamma1 * jnp.sqrt(jnp.asarray(r_c, float)))
+
+
+def critical_stiffness(r_c, ei, length) -> Scalar:
+    r"""Critical joint stiffness $k_c = P(r_c)\,EI/l$ (N m/rad, seed eq. 55)."""
+    return critical_stiffness_coefficient(r_c) * jnp.asarray(ei) / length
+
+
+def frequency_ratio(k: Float[ArrayLike, ""], n: Float[ArrayLike, ""]) -> Scalar:
+    r"""First-frequency ratio $r(n, k) = \gamma_2^2/\gamma_1^2$ of the FLFJ beam to the
+    cantilever (seed eq. 54), with $n = EI/l$ (N m) and joint stiffness $k$ (N m/rad)."""
+    return (flfj_roots(jnp.asarray(k, float) / n, 1)[0] / cantilever_roots(1)[0]) ** 2
