@@ -42,7 +42,7 @@ def minimize(loss, params, optimizer: optax.GradientTransformation, steps: int, 
         iterator = tqdm(iterator, desc="tuning", leave=False)
     for k in iterator:
         value, grads = value_and_grad(params)
-        gnorm = float(optax.global_norm(grads))
+        gnorm = float(optax.tree.norm(grads))
         value = float(value)
         if not (np.isfinite(value) and np.isfinite(gnorm)):
             raise FloatingPointError(f"minimize: non-finite loss ({value}) or gradient norm ({gnorm}) at step {k}.")
