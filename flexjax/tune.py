@@ -63,3 +63,43 @@ def central_difference_check(loss, params, direction, eps: float = 1e-5) -> floa
     shift = lambda s: jax.tree_util.tree_map(lambda p, d: p + s * d, params, direction)
     fd = (loss(shift(eps)) - loss(shift(-eps))) / (2 * eps)
     return float(jnp.abs(ad - fd) / jnp.maximum(jnp.abs(fd), jnp.finfo(jnp.float64).tiny))
+
+
+def baumgarte_objective(system, q0, v0, t1: float, h: float, *, method=None, penalty_margin: float = 0.05,
+                        penalty: float = 1e3, drift_scale: float = 1e-6):
+    r"""Objective for tuning Baumgarte parameters on a real simulation.
+
+    $J(\log\alpha, \log\beta) = \frac{1}{s}\,\overline{|\Phi|^2} + \mu \max(\rho - (1 - m), 0)^2$:
+    the mean square position-constraint residual over a fixed-step run of the
+    Udwadia-Kalaba form (`method`'s diffrax solver, default RK4, step `h`, saved every
+    step), divided by `drift_scale` $s$ (m²), plus a penalty keeping the pair inside the
+    stability region: $\rho$ is the largest $|R(h\lambda)|$ over the holonomic drift roots
+    and, when the system has nonholonomic rows, the root $-2\alpha$.
+
+    **Returns:** `(loss, mean_square_drift)`: `loss(log_params)` for `minimize`, and
+    `mean_square_drift(alpha, beta)` in m².
+    """
+    from .analysis import stability
+    from .solvers import RK4, UdwadiaKalaba, simulate_ode
+
+    method = stability.RK4 if method is None else method
+    ts = jnp.linspace(0.0, t1, round(t1 / h) + 1)
+
+    def mean_square_drift(alpha, beta):
+        tr = simulate_ode(system, q0, v0, t1, form=UdwadiaKalaba(alpha, beta), solver=RK4(), dt0=h, rtol=None,
+                          ts=ts, throw=False, consistent=False)
+        return jnp.mean(tr.constraint_residual**2)
+
+    def amplification(alpha, beta):
+        rho = stability.drift_amplification(method, alpha, beta, h)
+        if system.velocity_constraints:
+            rho = jnp.maximum(rho, jnp.abs(method.stability_function(-2.0 * alpha * h)))
+        return rho
+
+    def loss(log_params):
+        alpha, beta = jnp.exp(log_params[0]), jnp.exp(log_params[1])
+        excess = jnp.maximum(amplification(alpha, beta) - (1 - penalty_margin), 0.0)
+        return mean_square_drift(alpha, beta) / drift_scale + penalty * excess**2
+
+    loss.amplification = amplification
+    return loss, mean_square_drift

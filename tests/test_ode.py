@@ -100,3 +100,7 @@ def test_ode_bad_arguments(pendulum):
         fj.simulate_ode(system, q0, v0, 0.0)
     with pytest.raises(ValueError, match="shape"):
         fj.Baumgarte(alpha=jnp.ones(2))
+    with pytest.raises(ValueError, match="alpha.*>= 0"):
+        fj.UdwadiaKalaba(alpha=-1.0)
+    with pytest.raises(ValueError, match="beta.*>= 0"):
+        fj.Baumgarte(1.0, -2.0)

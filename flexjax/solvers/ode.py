@@ -21,7 +21,19 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 from jaxtyping import Array, Float
 
-from .._checks import check_shape
+import numpy as np
+
+from .._checks import check_shape, is_concrete
+
+
+def _check_pair(owner, alpha, beta):
+    for name, x in (("alpha", alpha), ("beta", beta)):
+        check_shape(owner, name, x, ())
+        if is_concrete(x) and not (np.isfinite(x) and x >= 0):
+            raise ValueError(
+                f"{owner}: `{name}` must be finite and >= 0 (1/s), got {float(x)}; a negative value "
+                "makes the constraint drift grow instead of decay."
+            )
 
 
 def _stabilized_rows(system, q, v, t, alpha, beta):
@@ -44,8 +56,7 @@ class Baumgarte(eqx.Module):
     beta: Float[Array, ""] = eqx.field(converter=jnp.asarray, default=0.0)
 
     def __check_init__(self):
-        check_shape("Baumgarte", "alpha", self.alpha, ())
-        check_shape("Baumgarte", "beta", self.beta, ())
+        _check_pair("Baumgarte", self.alpha, self.beta)
 
     def acceleration(self, system, q, v, t):
         """Returns `(qdd, lam)`."""
@@ -71,8 +82,9 @@ class UdwadiaKalaba(eqx.Module):
     rcond: float = eqx.field(static=True, default=1e-10)
 
     def __check_init__(self):
-        check_shape("UdwadiaKalaba", "alpha", self.alpha, ())
-        check_shape("UdwadiaKalaba", "beta", self.beta, ())
+        _check_pair("UdwadiaKalaba", self.alpha, self.beta)
+        if not self.rcond > 0:
+            raise ValueError(f"UdwadiaKalaba: `rcond` must be positive, got {self.rcond}.")
 
     def acceleration(self, system, q, v, t):
         """Returns `(qdd, lam)`."""
