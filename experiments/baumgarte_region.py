@@ -15,6 +15,7 @@ step multiply every pair by 0.1 / h.
 """
 
 import pathlib
+import re
 
 import diffrax
 import equinox as eqx
@@ -25,7 +26,6 @@ import numpy as np
 import flexjax  # noqa: F401  (float64)
 from flexjax.analysis import stability as st
 from flexjax.plotting import plot_series
-
 
 NAME = "baumgarte_region"
 DESCRIPTION = "Baumgarte (alpha, beta) stability regions for RK4, Tsit5, Dopri5, Heun; recommended pair (seed 003)"
@@ -63,9 +63,13 @@ def diffrax_drift_step(solver, alpha: float, beta: float, h: float) -> np.ndarra
 
 @eqx.filter_jit
 def _diffrax_step_matrix(solver, J, h):
+    # solver.init + solver.step: exactly the step diffeqsolve takes, without its loop to compile
     term = diffrax.ODETerm(lambda t, y, args: args @ y)
-    step = lambda y0: diffrax.diffeqsolve(term, solver, 0.0, h, h, y0, args=J,
-                                          stepsize_controller=diffrax.ConstantStepSize()).ys[-1]
+
+    def step(y0):
+        state = solver.init(term, 0.0, h, y0, J)
+        return solver.step(term, 0.0, h, y0, J, state, made_jump=False)[0]
+
     return jax.vmap(step, out_axes=1)(jnp.eye(2))  # columns: steps from the unit vectors
 
 
@@ -139,7 +143,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         "amplification_deadbeat": float(st.drift_amplification(rk4, *deadbeat, H)),
         "deadbeat_within_margin": int(bool(st.is_admissible(rk4, *(np.array(deadbeat) / (1 - MARGIN)), H))),
     }
-    pairs = {"recommended": (rec.alpha, rec.beta), "deadbeat": deadbeat, "outside": outside}
+    pairs = {"recommended": (rec.alpha, rec.beta), "outside": outside, "deadbeat": deadbeat}
     st.plot_region(rk4, H, out_dir / "region_rk4.png", margin=MARGIN, n=n_grid,
                    pairs={"outside": outside, "paper (1, 1)": PAPER_UNSTABLE[0], "paper (0.1, 3)": PAPER_STABLE[2]})
     st.plot_stability_region(rk4, out_dir / "stability_plane_rk4.png", h=H, pairs=pairs,
@@ -177,7 +181,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     summary |= {"paper_stable_pairs_admissible": stable_ok, "paper_unstable_pairs_inadmissible": unstable_ok}
 
     # drift histories with RK4 at H: e(0) = 1, e'(0) = 0 (the linear drift equation itself)
-    nsteps = int(round(T_END / H))
+    nsteps = round(T_END / H)
     t = H * np.arange(nsteps + 1)
     histories = {}
     for label, (alpha, beta) in (pairs | {"paper (1, 1)": PAPER_UNSTABLE[0]}).items():
@@ -193,7 +197,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         "drift_after_10_steps_deadbeat": float(histories["deadbeat"][10]),
         "t_end": T_END,
     }
-    np.savez(out_dir / "drift.npz", t=t, **{k.replace(" ", "_"): v for k, v in histories.items()})
+    np.savez(out_dir / "drift.npz", t=t, **{re.sub(r"\W+", "_", k).strip("_"): v for k, v in histories.items()})
     floor = 1e-20  # the deadbeat run reaches round-off in two steps
     plot_series(t, [np.maximum(v, floor) for v in histories.values()], list(histories), out_dir / "drift_rk4.png",
                 ylabel="|e| (drift, e(0) = 1)", title=f"drift equation integrated by RK4, h = {H} s", logy=True)

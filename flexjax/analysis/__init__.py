@@ -2,16 +2,26 @@
 
 from .beam_fe import beam_fe_frequencies as beam_fe_frequencies, beam_fe_matrices as beam_fe_matrices
 from .flfj import (
+    ModeCoefficients as ModeCoefficients,
+    ShapeTables as ShapeTables,
     axial_modes as axial_modes,
+    bracket_roots as bracket_roots,
+    cached_shape_tables as cached_shape_tables,
     cantilever_roots as cantilever_roots,
     critical_stiffness as critical_stiffness,
     critical_stiffness_coefficient as critical_stiffness_coefficient,
+    eval_modes as eval_modes,
     flfj_frequencies as flfj_frequencies,
     flfj_roots as flfj_roots,
+    frequencies_hz as frequencies_hz,
     frequency_function as frequency_function,
     frequency_ratio as frequency_ratio,
-    frequencies_hz as frequencies_hz,
     gauss_legendre as gauss_legendre,
+    integration_matrix as integration_matrix,
     kappa_from_root as kappa_from_root,
+    mode_coefficients as mode_coefficients,
+    refine_roots as refine_roots,
+    shape_tables as shape_tables,
     transverse_modes as transverse_modes,
 )
+from . import stability as stability  # Baumgarte stability regions (issue 5)
