@@ -10,6 +10,8 @@ jax.config.update("jax_enable_x64", True)
 
 from .bodies import (  # noqa: E402
     AbstractBody as AbstractBody,
+    ModalHubBeam as ModalHubBeam,
+    SpongArm as SpongArm,
     PointMass as PointMass,
     RigidBar2D as RigidBar2D,
     RigidBar3D as RigidBar3D,

@@ -1,6 +1,11 @@
-"""Analyses: modes of the FLFJ beam, critical joint stiffness, a reference beam FE model."""
+"""Analyses: FLFJ beam modes and critical joint stiffness (`flfj`), a reference beam FE model
+(`beam_fe`), Baumgarte stability regions (`stability`), interval uncertainty (`interval`)."""
 
-from .beam_fe import beam_fe_frequencies as beam_fe_frequencies, beam_fe_matrices as beam_fe_matrices
+from .beam_fe import (
+    beam_fe_frequencies as beam_fe_frequencies,
+    beam_fe_matrices as beam_fe_matrices,
+    hub_beam_fe_matrices as hub_beam_fe_matrices,
+)
 from .flfj import (
     ModeCoefficients as ModeCoefficients,
     ShapeTables as ShapeTables,

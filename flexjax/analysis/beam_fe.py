@@ -58,3 +58,40 @@ def beam_fe_frequencies(ei, rho_a, length, k=0.0, n: int = 4, n_elements: int = 
     Li = np.linalg.inv(L)
     lam = np.linalg.eigvalsh(Li @ K @ Li.T)
     return np.sqrt(np.maximum(lam[:n], 0.0)) / (2 * np.pi)
+
+
+def hub_beam_fe_matrices(
+    hub_inertia, ei, rho_a, length, k=0.0, n_elements: int = 40, root: str = "elastic", rotor_inertia=None
+):
+    """Linear FE model of the whole arm at rest, for checking linearized hub-beam bodies.
+
+    Absolute small rotations; the hub (inertia `hub_inertia`) turns by `theta_h` about the
+    pivot, which is also the beam's root node (`w_0 = 0`).
+
+    - `root="elastic"` (FLFJ): unknowns `[theta_h, w'_0, w_1, w'_1, ...]`, the joint spring
+      `k` acts on the relative rotation `w'_0 - theta_h`.
+    - `root="clamped"`: the beam slope at the root is the hub angle, unknowns
+      `[theta_h, w_1, w'_1, ...]`; with `rotor_inertia` a rotor angle `theta_m` comes
+      first and the spring `k` joins rotor and hub (the Spong model).
+
+    **Returns:** `(K, M)`.
+    """
+    Kb, Mb = beam_fe_matrices(ei, rho_a, length, 0.0, n_elements, "elastic")  # pinned: [w'_0, w_1, ...]
+    k = float(k)
+    if root == "elastic":
+        n = Kb.shape[0] + 1
+        K, M = np.zeros((n, n)), np.zeros((n, n))
+        K[1:, 1:], M[1:, 1:] = Kb, Mb
+        K[np.ix_([0, 1], [0, 1])] += k * np.array([[1.0, -1.0], [-1.0, 1.0]])
+        M[0, 0] += float(hub_inertia)
+        return K, M
+    K, M = Kb.copy(), Mb.copy()  # w'_0 is the hub angle
+    M[0, 0] += float(hub_inertia)
+    if rotor_inertia is None:
+        return K, M
+    n = K.shape[0] + 1
+    K2, M2 = np.zeros((n, n)), np.zeros((n, n))
+    K2[1:, 1:], M2[1:, 1:] = K, M
+    K2[np.ix_([0, 1], [0, 1])] += k * np.array([[1.0, -1.0], [-1.0, 1.0]])
+    M2[0, 0] = float(rotor_inertia)
+    return K2, M2

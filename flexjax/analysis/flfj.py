@@ -82,7 +82,7 @@ def frequency_function(gamma: Float[ArrayLike, "..."], kappa: Float[ArrayLike, "
 def _bracket_and_refine(kappa, n):
     """Roots for a concrete-or-traced but gradient-free `kappa` (see module docstring)."""
     top = (n + 0.5) * math.pi  # the n-th root is below the n-th cantilever root < (n - 1/2) pi + 0.31
-    npts = int(math.ceil(top / GRID_STEP)) + 1
+    npts = math.ceil(top / GRID_STEP) + 1
     grid = jnp.linspace(0.0, top, npts)
     # F(0+) > 0 for kappa > 0; for kappa = 0 the bracket [0, h] then closes on the rigid mode
     pos = jnp.concatenate([jnp.ones((1,), bool), frequency_function(grid[1:], kappa) >= 0])
@@ -90,6 +90,7 @@ def _bracket_and_refine(kappa, n):
     # index of the i-th sign change (first cumsum reaching i: fixed shapes, vmap-friendly)
     idx = jnp.argmax(jnp.cumsum(change)[None, :] >= jnp.arange(1, n + 1)[:, None], axis=1)
     lo, hi, pos_lo = grid[idx], grid[idx + 1], pos[idx]
+
     def bisect(_, bracket):
         lo, hi = bracket
         mid = 0.5 * (lo + hi)
@@ -123,8 +124,9 @@ def refine_roots(gamma: Float[ArrayLike, " n"], kappa: Float[ArrayLike, ""]) -> 
     At a root the value is unchanged and the derivative is the implicit-function one,
     $d\gamma/d\kappa = -F_\kappa/F_\gamma$. The rigid mode ($\gamma = 0$, $\kappa = 0$) stays 0.
 
-    **Returns:** `(gamma, residual)`, `residual` $= F(\gamma_0; \kappa)$ (0 at the
-    rigid mode): large values mean `gamma` are not roots for this `kappa`.
+    **Returns:** `(gamma, residual)`, `residual` the relative Newton step
+    $|F/F_\gamma|/\gamma_0$ (0 at the rigid mode, `inf` for a zero root with
+    $\kappa > 0$): values above ~1e-8 mean `gamma` are not roots for this `kappa`.
     """
     kappa = jnp.asarray(kappa, float)
     g0 = jax.lax.stop_gradient(jnp.asarray(gamma, float))
@@ -135,7 +137,8 @@ def refine_roots(gamma: Float[ArrayLike, " n"], kappa: Float[ArrayLike, ""]) -> 
     dFdg = jax.lax.stop_gradient(jax.vmap(jax.grad(frequency_function), in_axes=(0, None))(g_safe, kap0))
     F = frequency_function(g_safe, k_safe)
     g = g_safe - F / dFdg
-    residual = jnp.where(rigid, jnp.where(kap0 == 0, 0.0, 1.0), jax.lax.stop_gradient(F))
+    step = jnp.abs(jax.lax.stop_gradient(F) / dFdg) / g_safe  # relative: fine for tiny roots too
+    residual = jnp.where(rigid, jnp.where(kap0 == 0, 0.0, jnp.inf), step)
     return jnp.where(rigid, 0.0, g), residual
 
 
@@ -176,8 +179,9 @@ def flfj_frequencies(ei, rho_a, length, k, n: int) -> Float[Array, " n"]:
     r"""First `n` natural frequencies (Hz) of the elastically constrained beam.
 
     **Arguments:** `ei` (N m²), `rho_a` (kg/m), `length` (m), `k` root spring (N m/rad,
-    $\ge 0$, `inf` for a cantilever), `n` (static). Differentiable in all four numbers.
-    For `k = 0` the first frequency is the rigid mode's 0.
+    $\ge 0$, `inf` for a cantilever), `n` (static). Differentiable in all four numbers
+    (not at `k = inf`: use `cantilever_roots` there). For `k = 0` the first frequency is
+    the rigid mode's 0.
     """
     return frequencies_hz(flfj_roots(k * length / ei, n), ei, rho_a, length)
 
@@ -323,7 +327,7 @@ def gauss_legendre(order: int) -> tuple[Float[Array, " m"], Float[Array, " m"]]:
     return jnp.asarray(0.5 * (x + 1)), jnp.asarray(0.5 * w)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _integration_matrix_np(order: int) -> np.ndarray:
     t, w = np.polynomial.legendre.leggauss(order)
     L = np.polynomial.legendre

@@ -1,4 +1,9 @@
 from .base import AbstractBody as AbstractBody, planar_angle as planar_angle
+from .modal_beam import (
+    HubBeamConstants as HubBeamConstants,
+    HubBeamTables as HubBeamTables,
+    ModalHubBeam as ModalHubBeam,
+)
 from .rigid import (
     AbstractNaturalBody as AbstractNaturalBody,
     PointMass as PointMass,
@@ -8,3 +13,4 @@ from .rigid import (
     RigidBody3D as RigidBody3D,
     TriangularPlate as TriangularPlate,
 )
+from .spong_arm import SpongArm as SpongArm
