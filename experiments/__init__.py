@@ -13,7 +13,17 @@ import pathlib
 import re
 from collections.abc import Callable
 
-from . import baumgarte_region, baumgarte_tune, flfj_modes, flfj_stiffness, mobile_robot, pendulum, slider_crank
+from . import (
+    baumgarte_region,
+    baumgarte_tune,
+    elastica,
+    flexible_pendulum,
+    flfj_modes,
+    flfj_stiffness,
+    mobile_robot,
+    pendulum,
+    slider_crank,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +44,10 @@ class Experiment:
 
 EXPERIMENTS: dict[str, Experiment] = {
     m.NAME: Experiment(m.NAME, m.DESCRIPTION, m.run)
-    for m in (pendulum, slider_crank, mobile_robot, baumgarte_region, baumgarte_tune, flfj_modes, flfj_stiffness)
+    for m in (
+        pendulum, slider_crank, mobile_robot, baumgarte_region, baumgarte_tune, flfj_modes, flfj_stiffness,
+        elastica, flexible_pendulum,
+    )
 }
 DEFAULT = "pendulum"
 

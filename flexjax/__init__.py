@@ -51,4 +51,9 @@ from .solvers import (  # noqa: E402
 from .system import InconsistentInitialConditions as InconsistentInitialConditions, System as System  # noqa: E402
 from .trajectory import SolverError as SolverError, Trajectory as Trajectory  # noqa: E402
 
+from .bodies import AncfBeam2D as AncfBeam2D, straight_beam_coordinates as straight_beam_coordinates  # noqa: E402
+from .forces import AncfNodeTorque as AncfNodeTorque, DistributedLoad as DistributedLoad  # noqa: E402
+from .joints import AncfClamp as AncfClamp, AncfPin as AncfPin, AncfRevolute as AncfRevolute  # noqa: E402
+from .solvers import StaticSolution as StaticSolution, solve_static as solve_static  # noqa: E402
+
 __version__ = "0.1.0"

@@ -14,3 +14,4 @@ from .rigid import (
     TriangularPlate as TriangularPlate,
 )
 from .spong_arm import SpongArm as SpongArm
+from .ancf2d import AncfBeam2D as AncfBeam2D, straight_beam_coordinates as straight_beam_coordinates

@@ -4,3 +4,4 @@ from .fixed import FixedJoint as FixedJoint
 from .revolute import RevoluteJoint as RevoluteJoint, RevoluteJoint3D as RevoluteJoint3D, SphericalJoint as SphericalJoint
 from .base import AbstractVelocityConstraint as AbstractVelocityConstraint
 from .nonholonomic import NoSlipConstraint as NoSlipConstraint, VelocityDriver as VelocityDriver
+from .ancf import AncfClamp as AncfClamp, AncfPin as AncfPin, AncfRevolute as AncfRevolute

@@ -1,0 +1,326 @@
+r"""Planar ANCF cable/beam: gradient-deficient two-node elements (seed 002, eq. 15-20).
+
+One `AncfBeam2D` body owns a whole straight-in-reference beam of `n_elements` equal
+elements. Node $k$ (at arc length $s_k = k\,l_e$, $l_e = L/n$) carries its position and
+slope, $[r_k, r_k']$ with $r' = \partial r/\partial s$, so the body has $4(n+1)$
+coordinates and element $e$ uses nodes $e, e+1$:
+$e_e = [r_e, r_e', r_{e+1}, r_{e+1}']$ (eq. 17). Inside an element, with
+$\xi = x/l_e \in [0, 1]$, $r(\xi) = S(\xi)\,e_e$ with the cubic Hermite functions of
+eq. 16: $S = [N_1 I_2,\ l_e N_2 I_2,\ N_3 I_2,\ l_e N_4 I_2]$,
+$N_1 = 1 - 3\xi^2 + 2\xi^3$, $N_2 = \xi - 2\xi^2 + \xi^3$, $N_3 = 3\xi^2 - 2\xi^3$,
+$N_4 = \xi^3 - \xi^2$.
+
+**Mass.** Constant, $M = \int_0^L \rho A\,S^T S\,dx$, assembled once (the ½ of seed
+eq. 19 belongs to the kinetic energy $T = \tfrac12 \dot q^T M \dot q$, not to $M$). Every
+point is linear in $q$, so gravity $V = -m\,g\cdot r_c(q)$ is exact.
+
+**Elastic energy.** $U = \tfrac12\int_0^L (EA\,\varepsilon^2 + EI\,\kappa^2)\,dx$ with
+one of two measures (static `strain`):
+
+- `"stretch"` (default): $\varepsilon = |r'| - 1$, $\kappa = (r' \times r'')/|r'|^2$
+  ($\kappa = d\theta/ds$, the rate of the tangent angle: with it the continuum model is
+  the extensible elastica, $N = EA\,\varepsilon$, $M = EI\,\kappa$);
+- `"green_lagrange"`: $\varepsilon = \tfrac12(r'^T r' - 1)$, $\kappa = (r' \times r'')/|r'|^3$.
+
+Both agree to first order in the strain; at large axial strain they differ.
+$U$ is integrated by Gauss-Legendre quadrature per element, with separate orders for the
+axial and bending terms (reduced axial integration is the usual remedy for membrane
+locking). Defaults `axial_order=3`, `bending_order=3`: see `docs/ancf2d.md` for the
+measured effect of the orders on the elastica. Elastic forces are $Q = -\partial U/\partial q$
+by `jax.grad`.
+
+Material points are addressed by their arc length in the undeformed beam:
+`position(q, jnp.array([s]))`, $0 \le s \le L$.
+"""
+
+import functools
+from typing import ClassVar
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from .._checks import check_positive, check_shape, is_concrete
+from .._custom_types import Scalar, ScalarLike
+from .base import AbstractBody
+
+_STRAINS = ("stretch", "green_lagrange")
+_R90 = np.array([[0.0, -1.0], [1.0, 0.0]])
+
+
+def hermite(xi):
+    r"""Cubic Hermite functions $N_1..N_4$ and their first two $\xi$-derivatives.
+
+    **Arguments:** `xi`: array of points in [0, 1] (any shape; NumPy or JAX).
+
+    **Returns:** three arrays of shape `xi.shape + (4,)`: $N$, $dN/d\xi$, $d^2N/d\xi^2$.
+    The slope functions $N_2$, $N_4$ are to be multiplied by $l_e$.
+    """
+    xp = jnp if isinstance(xi, jax.Array) else np
+    x = xp.asarray(xi)
+    x2, x3 = x * x, x * x * x
+    one = xp.ones_like(x)
+    N = xp.stack([1 - 3 * x2 + 2 * x3, x - 2 * x2 + x3, 3 * x2 - 2 * x3, x3 - x2], axis=-1)
+    dN = xp.stack([-6 * x + 6 * x2, 1 - 4 * x + 3 * x2, 6 * x - 6 * x2, 3 * x2 - 2 * x], axis=-1)
+    d2N = xp.stack([-6 + 12 * x, -4 + 6 * x, 6 - 12 * x, 6 * x - 2 * one], axis=-1)
+    return N, dN, d2N
+
+
+@functools.cache
+def _gauss(order: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes and weights on [0, 1]."""
+    x, w = np.polynomial.legendre.leggauss(order)
+    return 0.5 * (x + 1), 0.5 * w
+
+
+@functools.cache
+def _unit_mass_matrix(n: int) -> np.ndarray:
+    r"""Assembled $\int_0^1 \tilde S^T \tilde S\,d\xi$ per element with unit slope scaling.
+
+    Exact: the integrand is a degree-6 polynomial and 4 Gauss points integrate degree 7.
+    The physical matrix is $\rho A l_e\, D \hat M D$ with $D = \mathrm{diag}(1, 1, l_e, l_e, \dots)$.
+    """
+    xi, w = _gauss(4)
+    N = hermite(xi)[0]  # (4 points, 4 functions)
+    m4 = np.einsum("g,gi,gj->ij", w, N, N)
+    me = np.kron(m4, np.eye(2))
+    nq = 4 * (n + 1)
+    M = np.zeros((nq, nq))
+    for e in range(n):
+        M[4 * e : 4 * e + 8, 4 * e : 4 * e + 8] += me
+    return M
+
+
+def straight_beam_coordinates(start, end, n_elements: int) -> Float[Array, " nq"]:
+    r"""Coordinates of a straight, unstrained beam from `start` to `end` (2-vectors, m).
+
+    Node $k$ sits at $r_k = r_0 + \tfrac{k}{n}(r_n - r_0)$ with the unit slope
+    $r_k' = (r_n - r_0)/|r_n - r_0|$. The distance must equal the beam length for the
+    configuration to be strain-free.
+
+    **Returns:** `q_b`, shape `(4 (n_elements + 1),)`.
+    """
+    if isinstance(n_elements, bool) or not isinstance(n_elements, int) or n_elements < 1:
+        raise ValueError(f"straight_beam_coordinates: `n_elements` must be an int >= 1, got {n_elements!r}.")
+    start, end = jnp.asarray(start, float), jnp.asarray(end, float)
+    check_shape("straight_beam_coordinates", "start", start, (2,))
+    check_shape("straight_beam_coordinates", "end", end, (2,))
+    d = end - start
+    length = jnp.sqrt(d @ d)
+    if is_concrete(length) and not float(length) > 0:
+        raise ValueError("straight_beam_coordinates: `start` and `end` coincide.")
+    frac = jnp.arange(n_elements + 1, dtype=start.dtype) / n_elements
+    pos = start[None, :] + frac[:, None] * d[None, :]
+    slope = jnp.broadcast_to(d / length, (n_elements + 1, 2))
+    return jnp.concatenate([pos, slope], axis=1).reshape(-1)
+
+
+def _check_order(name, order):
+    if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= 12:
+        raise ValueError(f"AncfBeam2D: `{name}` must be an int Gauss order in 1..12, got {order!r}.")
+
+
+class AncfBeam2D(AbstractBody):
+    r"""A planar ANCF cable/beam of `n_elements` gradient-deficient elements (one body).
+
+    See the module docstring for the formulation. Coordinates: node $k$ owns
+    `q_b[4k:4k+4]` $= [r_k, r_k']$.
+    """
+
+    length: Float[Array, ""]
+    rho: Float[Array, ""]
+    area: Float[Array, ""]
+    second_moment: Float[Array, ""]
+    youngs: Float[Array, ""]
+    n_elements: int = eqx.field(static=True)
+    strain: str = eqx.field(static=True)
+    axial_order: int = eqx.field(static=True)
+    bending_order: int = eqx.field(static=True)
+    ncoords: int = eqx.field(static=True)
+    dim: ClassVar[int] = 2
+    nconstraints: ClassVar[int] = 0
+
+    def __init__(
+        self,
+        length,
+        rho,
+        area,
+        second_moment,
+        youngs,
+        n_elements: int = 4,
+        *,
+        strain: str = "stretch",
+        axial_order: int = 3,
+        bending_order: int = 3,
+    ):
+        """**Arguments:**
+
+        - `length`: undeformed length $L$ (m).
+        - `rho`: density $\\rho$ (kg/m³).
+        - `area`: cross-section area $A$ (m²).
+        - `second_moment`: second moment of area $I$ (m⁴).
+        - `youngs`: Young's modulus $E$ (Pa).
+        - `n_elements`: number of equal elements (static, >= 1).
+        - `strain`: `"stretch"` (default) or `"green_lagrange"` (static).
+        - `axial_order`, `bending_order`: Gauss points per element for the axial and the
+          bending energy (static, default 3 and 3).
+
+        All physical parameters are positive scalars and pytree leaves (differentiable,
+        batchable); `length` also sets the element length and the material coordinate.
+        """
+        if isinstance(n_elements, bool) or not isinstance(n_elements, int) or n_elements < 1:
+            raise ValueError(f"AncfBeam2D: `n_elements` must be an int >= 1, got {n_elements!r}.")
+        if strain not in _STRAINS:
+            raise ValueError(f"AncfBeam2D: `strain` must be one of {_STRAINS}, got {strain!r}.")
+        _check_order("axial_order", axial_order)
+        _check_order("bending_order", bending_order)
+        for name, value in (
+            ("length", length), ("rho", rho), ("area", area), ("second_moment", second_moment), ("youngs", youngs)
+        ):
+            x = jnp.asarray(value, float)
+            check_shape("AncfBeam2D", name, x, ())
+            check_positive("AncfBeam2D", name, x)
+            setattr(self, name, x)
+        self.n_elements, self.strain = n_elements, strain
+        self.axial_order, self.bending_order = axial_order, bending_order
+        self.ncoords = 4 * (n_elements + 1)
+
+    # -- geometry ---------------------------------------------------------------
+    @property
+    def element_length(self) -> Scalar:
+        """$l_e = L / n$ (m)."""
+        return self.length / self.n_elements
+
+    def straight_coordinates(self, start=(0.0, 0.0), angle=0.0) -> Float[Array, " nq"]:
+        """Unstrained straight configuration from `start` (m) along `angle` (rad)."""
+        start = jnp.asarray(start, float)
+        d = self.length * jnp.stack([jnp.cos(angle), jnp.sin(angle)])
+        return straight_beam_coordinates(start, start + d, self.n_elements)
+
+    def _elements(self, q):
+        """Element coordinates as `(n, 4, 2)`: rows $r_m, r_m', r_n, r_n'$."""
+        nodes = jnp.reshape(q, (self.n_elements + 1, 2, 2))
+        return jnp.concatenate([nodes[:-1], nodes[1:]], axis=1)
+
+    def _slope_scale(self):
+        le = self.element_length
+        return jnp.stack([jnp.ones_like(le), le, jnp.ones_like(le), le])
+
+    def _node_index(self, node: int) -> int:
+        n = self.n_elements
+        if isinstance(node, bool) or not isinstance(node, int) or not -(n + 1) <= node <= n:
+            raise ValueError(f"AncfBeam2D: node {node!r} does not exist; the beam has nodes 0..{n} (or -1 for the last).")
+        return node % (n + 1)
+
+    def node_positions(self, q: Float[Array, " nq"]) -> Float[Array, "nodes 2"]:
+        """World positions of all nodes, shape `(n_elements + 1, 2)`."""
+        return jnp.reshape(q, (self.n_elements + 1, 4))[:, 0:2]
+
+    def node_slopes(self, q: Float[Array, " nq"]) -> Float[Array, "nodes 2"]:
+        r"""Slopes $r_k' = \partial r/\partial s$ of all nodes, shape `(n_elements + 1, 2)`."""
+        return jnp.reshape(q, (self.n_elements + 1, 4))[:, 2:4]
+
+    def node_position(self, q: Float[Array, " nq"], node: int) -> Float[Array, " 2"]:
+        """Position $r_k$ of node `node` (static int; negative counts from the tip)."""
+        k = self._node_index(node)
+        return q[4 * k : 4 * k + 2]
+
+    def node_slope(self, q: Float[Array, " nq"], node: int) -> Float[Array, " 2"]:
+        """Slope $r_k'$ of node `node`."""
+        k = self._node_index(node)
+        return q[4 * k + 2 : 4 * k + 4]
+
+    def node_angle(self, q: Float[Array, " nq"], node: int) -> Scalar:
+        r"""Slope angle $\theta_k = \operatorname{atan2}(r'_{k,y}, r'_{k,x})$ (seed eq. 22)."""
+        d = self.node_slope(q, node)
+        return jnp.arctan2(d[1], d[0])
+
+    def _locate(self, s):
+        """Element index and local coordinate of arc length `s` (clipped to the beam)."""
+        u = s / self.element_length
+        e = jnp.clip(jnp.floor(u), 0, self.n_elements - 1)
+        return e.astype(int), u - e
+
+    def _element_at(self, q, e):
+        return jnp.reshape(jax.lax.dynamic_slice(q, (4 * e,), (8,)), (4, 2))
+
+    def position(self, q: Float[Array, " nq"], point: Float[Array, " 1"]) -> Float[Array, " 2"]:
+        """World position of the material point at arc length `point[0]` (m) of the
+        undeformed beam; points outside [0, L] are extrapolated from the end elements."""
+        e, xi = self._locate(point[0])
+        N = hermite(xi)[0] * self._slope_scale()
+        return N @ self._element_at(q, e)
+
+    def slope(self, q: Float[Array, " nq"], point: Float[Array, " 1"]) -> Float[Array, " 2"]:
+        r"""Slope $r' = \partial r/\partial s$ at arc length `point[0]`."""
+        e, xi = self._locate(point[0])
+        dN = hermite(xi)[1] * self._slope_scale() / self.element_length
+        return dN @ self._element_at(q, e)
+
+    def axes(self, q: Float[Array, " nq"]) -> Float[Array, "2 2"]:
+        r"""Frame at the first node: columns $t = r_0'/|r_0'|$ and $R_{90} t$.
+
+        This is the frame a generic joint or `AppliedTorque` sees; use the node-based
+        joints and `AncfNodeTorque` for any other node.
+        """
+        d = self.node_slope(q, 0)
+        t = d / jnp.sqrt(d @ d)
+        return jnp.stack([t, jnp.asarray(_R90) @ t], axis=1)
+
+    # -- inertia ------------------------------------------------------------------
+    def mass_matrix(self, q: Float[Array, " nq"]) -> Float[Array, "nq nq"]:
+        le = self.element_length
+        scale = jnp.tile(jnp.stack([jnp.ones_like(le), jnp.ones_like(le), le, le]), self.n_elements + 1)
+        M_hat = jnp.asarray(_unit_mass_matrix(self.n_elements))
+        return self.rho * self.area * le * (scale[:, None] * M_hat * scale[None, :])
+
+    def total_mass(self) -> Scalar:
+        return self.rho * self.area * self.length
+
+    def center_of_mass(self, q: Float[Array, " nq"]) -> Float[Array, " 2"]:
+        r"""$r_c = \frac1L\int_0^L r\,ds$; per element $\int S\,dx = l_e[\tfrac12, \tfrac{l_e}{12}, \tfrac12, -\tfrac{l_e}{12}]$."""
+        E = self._elements(q)
+        le = self.element_length
+        w = jnp.stack([0.5 * jnp.ones_like(le), le / 12, 0.5 * jnp.ones_like(le), -le / 12])
+        return jnp.einsum("i,eij->j", w, E) / self.n_elements
+
+    def force(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: ScalarLike) -> Float[Array, " nq"]:
+        # constant mass matrix: no quadratic-velocity terms; elastic force only
+        return -jax.grad(self.potential_energy)(q)
+
+    def constraints(self, q: Float[Array, " nq"]) -> Float[Array, " 0"]:
+        return jnp.zeros((0,), q.dtype)
+
+    # -- elasticity ---------------------------------------------------------------
+    def strains(self, q: Float[Array, " nq"], point: Float[Array, " 1"]) -> tuple[Scalar, Scalar]:
+        r"""Axial strain $\varepsilon$ and curvature $\kappa$ (1/m) at arc length `point[0]`."""
+        e, xi = self._locate(point[0])
+        _, dN, d2N = hermite(xi)
+        le, D = self.element_length, self._slope_scale()
+        E = self._element_at(q, e)
+        return self._measures((dN * D) @ E / le, (d2N * D) @ E / le**2)
+
+    def _measures(self, rp, rpp):
+        """$(\\varepsilon, \\kappa)$ from $r'$ and $r''$ (last axis: components)."""
+        sq = jnp.sum(rp * rp, axis=-1)
+        cross = rp[..., 0] * rpp[..., 1] - rp[..., 1] * rpp[..., 0]
+        if self.strain == "stretch":
+            return jnp.sqrt(sq) - 1.0, cross / sq
+        return 0.5 * (sq - 1.0), cross / (sq * jnp.sqrt(sq))
+
+    def _element_energy(self, E):
+        le, D = self.element_length, self._slope_scale()
+        xa, wa = _gauss(self.axial_order)
+        xb, wb = _gauss(self.bending_order)
+        dNa = jnp.asarray(hermite(xa)[1]) * D[None, :]
+        dNb, d2Nb = (jnp.asarray(a) * D[None, :] for a in hermite(xb)[1:])
+        eps, _ = self._measures(dNa @ E / le, jnp.zeros((xa.shape[0], 2), E.dtype))
+        _, kappa = self._measures(dNb @ E / le, d2Nb @ E / le**2)
+        EA, EI = self.youngs * self.area, self.youngs * self.second_moment
+        return 0.5 * le * (EA * (jnp.asarray(wa) @ eps**2) + EI * (jnp.asarray(wb) @ kappa**2))
+
+    def potential_energy(self, q: Float[Array, " nq"]) -> Scalar:
+        r"""Elastic energy $U = \tfrac12\int (EA\varepsilon^2 + EI\kappa^2)\,dx$ (J)."""
+        return jnp.sum(jax.vmap(self._element_energy)(self._elements(q)))

@@ -1,0 +1,178 @@
+r"""Static equilibrium by Newton's method with load stepping.
+
+Unknowns $x = [q, \lambda]$, residual
+
+$$R(x; f) = \begin{bmatrix} Q_{int}(q) + f\,Q_{ext}(q) - \Phi_q^T(q)\,\lambda \\ \Phi(q, t) \end{bmatrix} = 0,$$
+
+with $Q_{int}$ the bodies' own forces (elastic, at $\dot q = 0$) and $Q_{ext}$ the sum of
+all force elements (gravity, point forces, distributed loads, torques), evaluated at
+$\dot q = 0$ and the fixed time `t`. The load factor $f$ goes from $1/n$ to $1$ in
+`load_steps` equal steps; each step starts Newton from the previous solution. The
+Jacobian $R_x$ is exact (`jax.jacfwd`).
+
+**Why scale the force elements.** Elastic forces are internal and must not be scaled;
+every applied load is, which covers the common ramps (a tip load, gravity). To ramp
+anything else (a prescribed displacement, one load but not another), call
+`solve_static` on a sequence of systems with `load_steps=1`, passing the previous
+`q` as `q0`.
+
+**Derivatives.** Each Newton solve is wrapped in `jax.lax.custom_root`, so `jax.grad`,
+`jax.jvp` and `jax.vmap` give exact derivatives of the equilibrium by the implicit
+function theorem, $dx = -R_x^{-1} R_p\,dp$, not by unrolling iterations.
+"""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float, Int
+
+from .._checks import is_concrete
+from ..system import System
+from ..trajectory import NEWTON_FAILED, SUCCESS, SolverError
+
+
+class StaticSolution(eqx.Module):
+    """Result of `solve_static`.
+
+    - `q`, `lam`: equilibrium coordinates and constraint multipliers at full load.
+    - `load_factors`: the load factors of the steps, shape `(load_steps,)`.
+    - `iterations`, `error`, `residual`: per load step, Newton iterations, the last
+      scaled increment (<= 1 when converged) and $\\max|R|$ at the returned point.
+    - `result`: 0 success, 1 Newton failure (in any step).
+    """
+
+    q: Float[Array, " nq"]
+    lam: Float[Array, " m"]
+    load_factors: Float[Array, " steps"]
+    iterations: Int[Array, " steps"]
+    error: Float[Array, " steps"]
+    residual: Float[Array, " steps"]
+    result: Int[Array, ""]
+
+
+def _forces(system, q, t):
+    """Bodies' internal forces and the force elements' forces, both at zero velocity."""
+    v = jnp.zeros_like(q)
+    parts = lambda x, idx: tuple(x[system.body_slice(i)] for i in idx)
+    internal = jnp.concatenate(
+        [b.force(q[system.body_slice(i)], v[system.body_slice(i)], t) for i, b in enumerate(system.bodies)]
+    )
+    external = jnp.zeros_like(q)
+    for f, idx in zip(system.force_elements, system.force_bodies):
+        Qs = f.force(tuple(system.bodies[i] for i in idx), parts(q, idx), parts(v, idx), t)
+        for i, Qi in zip(idx, Qs):
+            external = external.at[system.body_slice(i)].add(Qi)
+    return internal, external
+
+
+def _tangent_solve(g, y):
+    return jnp.linalg.solve(jax.jacfwd(g)(y), y)
+
+
+@eqx.filter_jit
+def _solve(system, x0, factors, t, rtol, atol, max_iter):
+    nq = system.nq
+
+    def residual_at(f):
+        def residual(x):
+            q, lam = x[:nq], x[nq:]
+            Phi, Phi_vjp = jax.vjp(lambda qq: system.constraints(qq, t), q)
+            internal, external = _forces(system, q, t)
+            return jnp.concatenate([internal + f * external - Phi_vjp(lam)[0], Phi])
+
+        return residual
+
+    def newton(residual, x0):
+        tol = atol + rtol * jnp.max(jnp.abs(x0[:nq]))
+
+        def cond(c):
+            _, it, err = c
+            return (it == 0) | ((it < max_iter) & (err > 1.0) & jnp.isfinite(err))
+
+        def body(c):
+            x, it, _ = c
+            J, r = jax.jacfwd(lambda y: (residual(y), residual(y)), has_aux=True)(x)
+            dx = jnp.linalg.solve(J, r)
+            err = jnp.max(jnp.abs(dx[:nq])) / tol
+            return x - dx, it + 1, jnp.where(jnp.isfinite(err), err, jnp.inf)
+
+        x, it, err = jax.lax.while_loop(cond, body, (x0, jnp.array(0), jnp.array(jnp.inf, x0.dtype)))
+        return x, (err, it.astype(x.dtype))
+
+    def step(x, f):
+        residual = residual_at(f)
+        x, (err, it) = jax.lax.custom_root(residual, x, newton, _tangent_solve, has_aux=True)
+        r = jnp.max(jnp.abs(residual(x)))
+        return x, (err, it, jnp.where(jnp.isfinite(r), r, jnp.inf))
+
+    return jax.lax.scan(step, x0, factors)
+
+
+def solve_static(
+    system: System,
+    q0,
+    load_steps: int = 10,
+    *,
+    t: float = 0.0,
+    rtol: float = 1e-10,
+    atol: float = 1e-12,
+    max_iter: int = 50,
+    throw: bool = True,
+) -> StaticSolution:
+    r"""Static equilibrium of `system` under its loads, reached in `load_steps` steps.
+
+    **Arguments:**
+
+    - `system`: the assembled `System`.
+    - `q0`: initial guess, shape `(nq,)` (typically the unloaded configuration; it
+      should satisfy the constraints).
+    - `load_steps`: number of equal load increments (int >= 1).
+    - `t`: time at which forces and constraints are evaluated.
+    - `rtol`, `atol`: Newton stops when $\max|\Delta q| \le$ `atol + rtol * max|q|`.
+    - `max_iter`: Newton iteration cap per load step.
+    - `throw`: raise `SolverError` (naming the load step and residual) when a step
+      fails; with `False` the failure is recorded in `result` (for `vmap`).
+
+    **Returns:** a `StaticSolution`.
+    """
+    if not isinstance(system, System):
+        raise ValueError(f"solve_static: `system` must be a System, got {type(system).__name__}.")
+    if isinstance(load_steps, bool) or not isinstance(load_steps, int) or load_steps < 1:
+        raise ValueError(f"solve_static: `load_steps` must be an int >= 1, got {load_steps!r}.")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
+        raise ValueError(f"solve_static: `max_iter` must be an int >= 1, got {max_iter!r}.")
+    if not (rtol > 0 and atol > 0):
+        raise ValueError(f"solve_static: `rtol` and `atol` must be positive, got {rtol}, {atol}.")
+    q0 = jnp.asarray(q0, float)
+    if q0.shape != (system.nq,):
+        raise ValueError(f"solve_static: `q0` must have shape ({system.nq},), got {q0.shape}.")
+    if is_concrete(q0) and not np.isfinite(np.asarray(q0)).all():
+        raise ValueError("solve_static: `q0` contains NaN or inf.")
+    factors = jnp.arange(1, load_steps + 1, dtype=q0.dtype) / load_steps
+    x0 = jnp.concatenate([q0, jnp.zeros(system.nconstraints, q0.dtype)])
+    x, (err, iters, res) = _solve(system, x0, factors, jnp.asarray(t, q0.dtype), rtol, atol, max_iter)
+    failed = ~(err <= 1.0)
+    sol = StaticSolution(
+        q=x[: system.nq], lam=x[system.nq :], load_factors=factors, iterations=iters.astype(int),
+        error=err, residual=res, result=jnp.where(jnp.any(failed), NEWTON_FAILED, SUCCESS),
+    )
+    if not throw:
+        return sol
+    if not is_concrete(sol.result):
+        q = eqx.error_if(
+            sol.q, sol.result != SUCCESS,
+            "solve_static: Newton did not converge in a load step; rerun with throw=False and "
+            "inspect error/residual, or use more load steps",
+        )
+        return eqx.tree_at(lambda s: s.q, sol, q)
+    if int(sol.result) != SUCCESS:
+        k = int(np.argmax(np.asarray(failed)))
+        raise SolverError(
+            f"solve_static: Newton did not converge at load step {k + 1} of {load_steps} "
+            f"(load factor {float(factors[k]):.4g}) after {int(sol.iterations[k])} iterations: "
+            f"scaled increment {float(err[k]):.3e} (must be <= 1), max |residual| "
+            f"{float(res[k]):.3e}; use more load steps, a better q0, or check that the "
+            "structure is statically determinate (no free rigid-body motion)."
+        )
+    return sol
