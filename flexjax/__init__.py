@@ -56,4 +56,6 @@ from .forces import AncfNodeTorque as AncfNodeTorque, DistributedLoad as Distrib
 from .joints import AncfClamp as AncfClamp, AncfPin as AncfPin, AncfRevolute as AncfRevolute  # noqa: E402
 from .solvers import StaticSolution as StaticSolution, solve_static as solve_static  # noqa: E402
 
+from .batch import BatchInfo as BatchInfo, run_batch as run_batch  # noqa: E402
+
 __version__ = "0.1.0"

@@ -30,3 +30,17 @@ from .flfj import (
     transverse_modes as transverse_modes,
 )
 from . import stability as stability  # Baumgarte stability regions (issue 5)
+from . import interval as interval  # interval uncertainty: sampling, vertices, gradient search (issue 4)
+from .interval import (
+    Envelope as Envelope,
+    ExtremeResult as ExtremeResult,
+    Interval as Interval,
+    IntervalResult as IntervalResult,
+    check_samples as check_samples,
+    compare as compare,
+    envelope as envelope,
+    extreme_search as extreme_search,
+    format_comparison as format_comparison,
+    interval_analysis as interval_analysis,
+    vertex_method as vertex_method,
+)

@@ -1,0 +1,192 @@
+"""Batch benchmark: N parameter samples of a flexjax model as one vmapped batch
+(`flexjax.batch.run_batch`) against the same samples simulated one at a time.
+
+Run standalone (see benchmarks/README.md):
+
+    python benchmarks/bench_batch.py                          # slider-crank, N = 1, 64, 256, 1024
+    python benchmarks/bench_batch.py --model double_pendulum --n 1,64 --steps 200
+    python benchmarks/bench_batch.py --host-devices 2 --json bench_batch.json
+
+Models (`--model`), generalized-alpha (rho_inf = 0.9), `--steps` steps of `--dt`:
+
+- `slider_crank`: crank speed omega sampled in [pi, 3 pi] rad/s (Latin hypercube);
+  output: slider x at every step and the success flag.
+- `double_pendulum`: masses m1, m2 sampled in [0.5, 2] kg, released from (0.5, 1.0) rad;
+  output: all coordinates at every step and the success flag.
+
+For each N:
+
+- batch: `run_batch(fn, samples, chunk_size=min(N, --chunk-size))`. Its compile time
+  (`BatchInfo.compile_s`: trace + lower + XLA compile of `vmap(fn)` for one chunk) is
+  reported apart; the run time is the median of `--repeat` warm calls (compiled
+  function cached), and includes the transfer of the outputs to host memory.
+- loop: `jax.jit(fn)` compiled once (`.lower(sample).compile()`, reported apart), then
+  called on each sample in a Python loop, each output pulled to the host
+  (`np.asarray`) before the next call, as a user collecting results would do; timed
+  once (it is the slow side).
+- max |batch - loop|: largest difference of the outputs (they should agree to round-off).
+
+`--host-devices K` sets `XLA_FLAGS=--xla_force_host_platform_device_count=K` before JAX
+starts, to shard the batch over K CPU "devices". With jaxlib 0.10.2, K >= the core count
+can deadlock in batched LAPACK kernels at large per-device batches (docs/batch.md); the
+script warns.
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", choices=("slider_crank", "double_pendulum"), default="slider_crank")
+    p.add_argument("--n", default="1,64,256,1024", help="comma-separated sample counts")
+    p.add_argument("--steps", type=int, default=100, help="time steps per simulation (default 100)")
+    p.add_argument("--dt", type=float, default=1e-3, help="time step (s)")
+    p.add_argument("--chunk-size", type=int, default=1024, help="largest chunk (samples per compiled call)")
+    p.add_argument("--repeat", type=int, default=3, help="warm batch runs; the median is reported")
+    p.add_argument("--host-devices", type=int, default=None, help="force K host (CPU) devices")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", metavar="FILE", help="write all numbers as JSON")
+    a = p.parse_args(argv)
+    a.n = [int(x) for x in a.n.split(",") if x.strip()]
+    if not a.n or min(a.n) < 1 or a.steps < 1 or a.repeat < 1 or a.chunk_size < 1:
+        p.error("--n entries, --steps, --repeat and --chunk-size must be >= 1")
+    return a
+
+
+def build(model, steps, dt):
+    """`(fn, box)`: fn(p) simulates one sample; box the sampled parameter range."""
+    import jax.numpy as jnp
+
+    import flexjax
+    from flexjax import models
+    from flexjax.analysis.interval import Interval
+
+    solver = flexjax.GeneralizedAlpha(rho_inf=0.9)
+    t1 = steps * dt
+    if model == "slider_crank":
+
+        def fn(p):
+            w = p[0]
+            q0, v0 = models.slider_crank_state(omega=w)
+            tr = flexjax.simulate(models.slider_crank(omega=w), q0, v0, t1, dt, solver=solver,
+                                  consistent=False, throw=False)
+            return {"slider_x": tr.q[:, 8], "ok": tr.succeeded}
+
+        return fn, Interval([jnp.pi], [3 * jnp.pi], names=("omega",))
+
+    def fn(p):
+        q0, v0 = models.double_pendulum_state(0.5, 1.0)
+        tr = flexjax.simulate(models.double_pendulum(masses=(p[0], p[1])), q0, v0, t1, dt, solver=solver,
+                              consistent=False, throw=False)
+        return {"q": tr.q, "ok": tr.succeeded}
+
+    return fn, Interval([0.5, 0.5], [2.0, 2.0], names=("m1", "m2"))
+
+
+def bench(a):
+    import jax
+    import numpy as np
+
+    from flexjax.batch import run_batch
+
+    fn, box = build(a.model, a.steps, a.dt)
+    single = jax.jit(fn)
+    rows = []
+    loop_compiled = None
+    for n in a.n:
+        samples = box.sample(n, "lhs", seed=a.seed)
+        chunk = min(n, a.chunk_size)
+        out, info = run_batch(fn, samples, chunk_size=chunk, return_info=True)
+        times = []
+        for _ in range(a.repeat):
+            t = time.perf_counter()
+            out, _ = run_batch(fn, samples, chunk_size=chunk, return_info=True)
+            times.append(time.perf_counter() - t)
+        batch_s = statistics.median(times)
+
+        if loop_compiled is None:
+            t = time.perf_counter()
+            loop_compiled = single.lower(samples[0]).compile()
+            loop_compile_s = time.perf_counter() - t
+            jax.block_until_ready(loop_compiled(samples[0]))  # first execution allocates; not timed
+        t = time.perf_counter()
+        loop = [jax.tree_util.tree_map(np.asarray, loop_compiled(p)) for p in samples]
+        loop_s = time.perf_counter() - t
+
+        diff = max(
+            float(np.max(np.abs(np.asarray(b, float) - np.stack([np.asarray(l, float) for l in ls]))))
+            for b, ls in zip(jax.tree_util.tree_leaves(out),
+                             zip(*[jax.tree_util.tree_leaves(o) for o in loop]))
+        )
+        rows.append({
+            "n": n, "chunk": info.chunk_size, "nchunks": info.nchunks, "devices": info.ndevices,
+            "batch_compile_s": info.compile_s, "batch_run_s": batch_s, "batch_run_min_s": min(times),
+            "batch_samples_per_s": n / batch_s, "loop_compile_s": loop_compile_s if n == a.n[0] else 0.0,
+            "loop_run_s": loop_s, "loop_samples_per_s": n / loop_s, "speedup": loop_s / batch_s,
+            "max_abs_diff": diff, "all_succeeded": bool(np.all(out["ok"])),
+        })
+        print(f"  N={n}: batch {n / batch_s:.1f} samples/s, loop {n / loop_s:.1f} samples/s", file=sys.stderr)
+    return rows
+
+
+def _table(rows, cols):
+    cells = [[h for h, _ in cols]] + [[f(r) for _, f in cols] for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(cols))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    if a.host_devices:
+        if a.host_devices >= (os.cpu_count() or 1):
+            # jaxlib 0.10.2: batched LAPACK kernels wait on the intra-op pool that the K
+            # device programs already occupy (docs/batch.md, "Known issue")
+            print(f"warning: --host-devices {a.host_devices} >= {os.cpu_count()} cores can deadlock in jaxlib's "
+                  "batched LAPACK kernels; keep per-device batches small (--chunk-size).", file=sys.stderr)
+        # must precede the first JAX import: the flag is read when the CPU client starts
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                                   f" --xla_force_host_platform_device_count={a.host_devices}").strip()
+    import jax
+
+    import flexjax
+
+    rows = bench(a)
+    dev = jax.local_devices()
+    device = f"{dev[0].platform}:{dev[0].device_kind}"
+    print(f"flexjax {flexjax.__version__}, jax {jax.__version__}, {len(dev)} x {device}, "
+          f"{os.cpu_count()} CPU cores, float64; model {a.model}, generalized-alpha rho_inf=0.9, "
+          f"{a.steps} steps of dt={a.dt:g}; batch run = median of {a.repeat} warm runs\n")
+    print(_table(rows, [
+        ("N", lambda r: str(r["n"])),
+        ("chunk", lambda r: str(r["chunk"])),
+        ("dev", lambda r: str(r["devices"])),
+        ("batch compile (s)", lambda r: f"{r['batch_compile_s']:.2f}"),
+        ("batch run (s)", lambda r: f"{r['batch_run_s']:.4f}"),
+        ("batch samples/s", lambda r: f"{r['batch_samples_per_s']:.1f}"),
+        ("loop compile (s)", lambda r: f"{r['loop_compile_s']:.2f}" if r["loop_compile_s"] else "-"),
+        ("loop run (s)", lambda r: f"{r['loop_run_s']:.4f}"),
+        ("loop samples/s", lambda r: f"{r['loop_samples_per_s']:.1f}"),
+        ("speedup", lambda r: f"{r['speedup']:.1f}x"),
+        ("max |batch-loop|", lambda r: f"{r['max_abs_diff']:.1e}"),
+        ("all ok", lambda r: "yes" if r["all_succeeded"] else "NO"),
+    ]))
+    if a.json:
+        meta = {"flexjax_version": flexjax.__version__, "jax_version": jax.__version__, "device": device,
+                "devices": len(dev), "cpu_count": os.cpu_count(), "machine": platform.machine(),
+                "model": a.model, "steps": a.steps, "dt": a.dt, "repeat": a.repeat, "rho_inf": 0.9,
+                "chunk_size": a.chunk_size, "dtype": "float64"}
+        with open(a.json, "w") as f:
+            json.dump({**meta, "rows": rows}, f, indent=2)
+        print(f"\nwrote {a.json}")
+
+
+if __name__ == "__main__":
+    main()
