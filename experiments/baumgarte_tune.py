@@ -17,7 +17,6 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-import flexjax
 from flexjax import models, tune
 from flexjax.analysis import stability
 from flexjax.plotting import plot_series
