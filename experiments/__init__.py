@@ -18,11 +18,14 @@ from . import (
     baumgarte_tune,
     elastica,
     flexible_pendulum,
+    flfj_control,
     flfj_modes,
     flfj_stiffness,
+    flfj_tune,
     mobile_robot,
     pendulum,
     slider_crank,
+    spinup,
 )
 
 
@@ -46,7 +49,7 @@ EXPERIMENTS: dict[str, Experiment] = {
     m.NAME: Experiment(m.NAME, m.DESCRIPTION, m.run)
     for m in (
         pendulum, slider_crank, mobile_robot, baumgarte_region, baumgarte_tune, flfj_modes, flfj_stiffness,
-        elastica, flexible_pendulum,
+        elastica, flexible_pendulum, flfj_control, flfj_tune, spinup,
     )
 }
 DEFAULT = "pendulum"
