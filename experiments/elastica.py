@@ -22,6 +22,7 @@ import flexjax as fj
 from flexjax.bodies.ancf2d import AncfBeam2D
 from flexjax.joints.ancf import AncfClamp
 from flexjax.solvers.statics import solve_static
+from flexjax.plotting import finish_axes
 
 NAME = "elastica"
 DESCRIPTION = "ANCF cantilever (stretch measure) under a tip load, P L^2/EI = 1, 2, 5, vs the exact elastica"
@@ -164,24 +165,11 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         ax.plot(shapes16[k][:, 0], shapes16[k][:, 1], "--", label=f"ANCF, 16 el., PL²/EI = {a}")
         ax.plot(*tips16[k], "o", ms=4)
     ax.set_aspect("equal")
-    ax.set_xlabel("x [m]")
-    ax.set_ylabel("y [m]")
-    ax.set_title("cantilever under a tip load: ANCF (stretch) vs elastica")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out_dir / "elastica.png", dpi=120)
-    plt.close(fig)
+    finish_axes(fig, ax, out_dir / "elastica.png", xlabel="x [m]", ylabel="y [m]", title="cantilever under a tip load: ANCF (stretch) vs elastica", legend_size=8)
     fig, ax = plt.subplots(figsize=(6, 4))
     for k, a in enumerate(ALPHAS):
         ax.loglog(meshes, [abs(errors[n][k]) for n in meshes], "o-", label=f"PL²/EI = {a}")
     ax.set_xticks(list(meshes), labels=[str(n) for n in meshes])
     ax.tick_params(axis="x", which="minor", labelbottom=False)
-    ax.set_xlabel("elements")
-    ax.set_ylabel("|relative error| of the tip deflection")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out_dir / "convergence.png", dpi=120)
-    plt.close(fig)
+    finish_axes(fig, ax, out_dir / "convergence.png", xlabel="elements", ylabel="|relative error| of the tip deflection", grid_which="both")
     return summary

@@ -23,6 +23,7 @@ import numpy as np
 import flexjax as fj
 from flexjax.bodies.ancf2d import AncfBeam2D
 from flexjax.joints.ancf import AncfPin
+from flexjax.plotting import finish_axes
 
 NAME = "flexible_pendulum"
 DESCRIPTION = "very flexible ANCF pendulum (stretch measure, E = 0.7 MPa): energy, mesh and step convergence"
@@ -111,25 +112,11 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         ax.plot(xy[:, 0], xy[:, 1], label=f"t = {t[k]:.1f} s")
     ax.plot([0], [0], "ko")
     ax.set_aspect("equal")
-    ax.set_xlabel("x [m]")
-    ax.set_ylabel("y [m]")
-    ax.set_title(f"very flexible pendulum, {n} ANCF elements, h = {h:g} s")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out_dir / "shapes.png", dpi=120)
-    plt.close(fig)
+    finish_axes(fig, ax, out_dir / "shapes.png", xlabel="x [m]", ylabel="y [m]", title=f"very flexible pendulum, {n} ANCF elements, h = {h:g} s", legend_size=8)
     fig, ax = plt.subplots(figsize=(7, 4))
     for y, label in ((kinetic, "kinetic"), (gravity, "gravity"), (elastic, "elastic"), (energy, "total")):
         ax.plot(t, y, label=label)
-    ax.set_xlabel("t [s]")
-    ax.set_ylabel("energy [J]")
-    ax.set_title(f"energy; max |E - E(0)| / (m g L/2) = {np.max(np.abs(energy - energy[0])) / scale:.2e}")
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out_dir / "energy.png", dpi=120)
-    plt.close(fig)
+    finish_axes(fig, ax, out_dir / "energy.png", xlabel="t [s]", ylabel="energy [J]", title=f"energy; max |E - E(0)| / (m g L/2) = {np.max(np.abs(energy - energy[0])) / scale:.2e}")
 
     return {
         "tip_x_1s": float(tip_main[0]),

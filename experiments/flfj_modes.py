@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from flexjax.analysis import beam_fe_frequencies, beam_fe_matrices, flfj_frequencies, flfj_roots, transverse_modes
+from flexjax.plotting import finish_axes
 
 NAME = "flfj_modes"
 DESCRIPTION = "FLFJ beam: frequencies from the frequency equation vs finite elements, sweep of the joint stiffness"
@@ -112,14 +113,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         line, = ax.semilogx(ks[finite], f_sweep[finite, i], "-", label=f"mode {i + 1} (eq. 32)")
         ax.semilogx(ks[finite], fe_sweep[finite, i], "o", color=line.get_color(), mfc="none")
         ax.axhline(f_cant[i], color=line.get_color(), ls=":", lw=0.8)
-    ax.set_xlabel("joint stiffness k [N m/rad]")
-    ax.set_ylabel("natural frequency [Hz]")
-    ax.set_title("FLFJ beam: eq. 32 (lines) vs FE (circles); dotted: cantilever")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out_dir / "frequencies_vs_k.png", dpi=120)
-    plt.close(fig)
+    finish_axes(fig, ax, out_dir / "frequencies_vs_k.png", xlabel="joint stiffness k [N m/rad]", ylabel="natural frequency [Hz]", title="FLFJ beam: eq. 32 (lines) vs FE (circles); dotted: cantilever", grid_which="both", legend_size=8)
 
     s_fine = np.linspace(0.0, 1.0, 201)
     shapes = np.asarray(transverse_modes(gamma, s_fine))
@@ -127,14 +121,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     for i in range(NMODES):
         line, = ax.plot(s_fine * LENGTH, shapes[:, i], label=f"mode {i + 1}, {f[i]:.3f} Hz")
         ax.plot(s_nodes * LENGTH, fe_shapes[:, i], "o", ms=3, color=line.get_color(), mfc="none")
-    ax.set_xlabel("x [m]")
-    ax.set_ylabel("phi (normalized: mean square 1)")
-    ax.set_title(f"mode shapes, k = {K_JOINT} N m/rad: eq. 35 (lines) vs FE nodes (circles)")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out_dir / "mode_shapes.png", dpi=120)
-    plt.close(fig)
+    finish_axes(fig, ax, out_dir / "mode_shapes.png", xlabel="x [m]", ylabel="phi (normalized: mean square 1)", title=f"mode shapes, k = {K_JOINT} N m/rad: eq. 35 (lines) vs FE nodes (circles)", legend_size=8)
 
     summary = {
         "ei": EI, "rho_a": RHO_A, "length": LENGTH, "k": K_JOINT,

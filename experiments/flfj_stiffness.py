@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from flexjax.analysis import cantilever_roots, critical_stiffness_coefficient, frequency_ratio, kappa_from_root
+from flexjax.plotting import finish_axes
 
 NAME = "flfj_stiffness"
 DESCRIPTION = "FLFJ critical joint stiffness: P(r_c) from eq. 53 vs the paper, r(k) curves (Figs. 8-10)"
@@ -100,14 +101,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         ax.semilogx(ks, r_curves[j], label=f"n = EI/l = {n} N m")
     for rc in R_C:
         ax.axhline(rc, color="k", ls=":", lw=0.7)
-    ax.set_xlabel("joint stiffness k [N m/rad]")
-    ax.set_ylabel("r = f_FLFJ / f_cant (first mode)")
-    ax.set_title("frequency ratio vs joint stiffness (seed Fig. 8)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out_dir / "r_vs_k.png", dpi=120)
-    plt.close(fig)
+    finish_axes(fig, ax, out_dir / "r_vs_k.png", xlabel="joint stiffness k [N m/rad]", ylabel="r = f_FLFJ / f_cant (first mode)", title="frequency ratio vs joint stiffness (seed Fig. 8)", grid_which="both")
 
     # Fig. 9: k_c = P n
     n_line = np.linspace(0.0, 0.35, 50)
@@ -115,14 +109,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     for i, rc in enumerate(R_C):
         line, = ax.plot(n_line, P[i] * n_line, label=f"r_c = {rc}: k_c = {P[i]:.4f} n")
         ax.plot(n_arr, kc_num[i], "o", color=line.get_color(), mfc="none")
-    ax.set_xlabel("n = EI/l [N m]")
-    ax.set_ylabel("critical stiffness k_c [N m/rad]")
-    ax.set_title("k_c vs n: closed form (lines), bisection (circles) (seed Fig. 9)")
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out_dir / "kc_vs_n.png", dpi=120)
-    plt.close(fig)
+    finish_axes(fig, ax, out_dir / "kc_vs_n.png", xlabel="n = EI/l [N m]", ylabel="critical stiffness k_c [N m/rad]", title="k_c vs n: closed form (lines), bisection (circles) (seed Fig. 9)")
 
     # Fig. 10: P(r_c)
     rc_line = np.linspace(0.5, 0.995, 100 if quick else 400)
@@ -130,14 +117,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.semilogy(rc_line, P_line, label="eq. 53, closed form")
     ax.semilogy(R_C, P_PAPER, "s", mfc="none", label="paper")
-    ax.set_xlabel("r_c")
-    ax.set_ylabel("P = k_c / n")
-    ax.set_title("P vs r_c (seed Fig. 10)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out_dir / "p_vs_rc.png", dpi=120)
-    plt.close(fig)
+    finish_axes(fig, ax, out_dir / "p_vs_rc.png", xlabel="r_c", ylabel="P = k_c / n", title="P vs r_c (seed Fig. 10)", grid_which="both")
 
     summary: dict[str, float] = {"gamma1": gamma1, "n_arm": N_ARM}
     for i, rc in enumerate(R_C):

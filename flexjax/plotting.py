@@ -57,3 +57,19 @@ def plot_diagnostics(traj, path, *, title=""):
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def finish_axes(fig, ax, path, *, xlabel, ylabel, title=None, grid_which="major", legend=True, legend_size=None):
+    """Label, grid, legend, save a single-axes figure as PNG and close it; returns the path."""
+    plt = _pyplot()
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title is not None:
+        ax.set_title(title)
+    ax.grid(True, which=grid_which, alpha=0.3)
+    if legend:
+        ax.legend(fontsize=legend_size)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
