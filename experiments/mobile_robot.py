@@ -41,9 +41,7 @@ DIVERGED = 1.0  # m: a constraint error beyond this (or NaN) counts as divergenc
 
 def amplification(method, alpha, beta, h):
     """Largest |R(h lambda)| over the holonomic roots and the nonholonomic root -2 alpha."""
-    second = float(stability.drift_amplification(method, alpha, beta, h))
-    first = float(abs(method.stability_function(-2.0 * alpha * h)))
-    return max(second, first)
+    return float(stability.drift_amplification(method, alpha, beta, h, nonholonomic=True))
 
 
 def choose_pairs(h=H, margin=MARGIN):

@@ -91,10 +91,7 @@ def baumgarte_objective(system, q0, v0, t1: float, h: float, *, method=None, pen
         return jnp.mean(tr.constraint_residual**2)
 
     def amplification(alpha, beta):
-        rho = stability.drift_amplification(method, alpha, beta, h)
-        if system.velocity_constraints:
-            rho = jnp.maximum(rho, jnp.abs(method.stability_function(-2.0 * alpha * h)))
-        return rho
+        return stability.drift_amplification(method, alpha, beta, h, nonholonomic=bool(system.velocity_constraints))
 
     def loss(log_params):
         alpha, beta = jnp.exp(log_params[0]), jnp.exp(log_params[1])

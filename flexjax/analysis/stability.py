@@ -237,16 +237,27 @@ def decay_rate(alpha: Real[ArrayLike, "*#shape"], beta: Real[ArrayLike, "*#shape
 
 
 def drift_amplification(
-    method: ExplicitRungeKutta, alpha: Real[ArrayLike, "*#shape"], beta: Real[ArrayLike, "*#shape"], h
+    method: ExplicitRungeKutta,
+    alpha: Real[ArrayLike, "*#shape"],
+    beta: Real[ArrayLike, "*#shape"],
+    h,
+    *,
+    nonholonomic: bool = False,
 ) -> Float[Array, "..."]:
     r"""Discrete decay factor $\rho = \max_\pm |R(h\lambda_\pm)|$ per step.
 
     The spectral radius of one step of `method` on the drift equation: the drift shrinks
     by about $\rho$ per step ($\rho \le 1$ iff admissible). Differentiable in
-    `alpha`, `beta`, `h` (e.g. for a penalty $\max(\rho - 1, 0)$ when tuning).
+    `alpha`, `beta`, `h` (e.g. for a penalty $\max(\rho - 1, 0)$ when tuning). With
+    `nonholonomic=True` the root $-2\alpha$ of the first-order drift
+    $\dot\psi + 2\alpha\psi = 0$ of velocity-level rows is included too.
     """
     _check_inputs("drift_amplification", h=h, alpha=alpha, beta=beta)
-    return _amplification(method, jnp.asarray(alpha, float), jnp.asarray(beta, float), jnp.asarray(h, float))
+    alpha, beta, h = jnp.asarray(alpha, float), jnp.asarray(beta, float), jnp.asarray(h, float)
+    rho = _amplification(method, alpha, beta, h)
+    if nonholonomic:
+        rho = jnp.maximum(rho, jnp.abs(method.stability_function(-2.0 * alpha * h)))
+    return rho
 
 
 @eqx.filter_jit  # one compiled kernel instead of dozens of eager complex ops per call
