@@ -16,6 +16,8 @@ from collections.abc import Callable
 from . import (
     baumgarte_region,
     baumgarte_tune,
+    clearance_arm,
+    clearance_interval,
     elastica,
     flexible_pendulum,
     flfj_control,
@@ -49,7 +51,7 @@ EXPERIMENTS: dict[str, Experiment] = {
     m.NAME: Experiment(m.NAME, m.DESCRIPTION, m.run)
     for m in (
         pendulum, slider_crank, mobile_robot, baumgarte_region, baumgarte_tune, flfj_modes, flfj_stiffness,
-        elastica, flexible_pendulum, flfj_control, flfj_tune, spinup,
+        elastica, flexible_pendulum, flfj_control, flfj_tune, spinup, clearance_arm, clearance_interval,
     )
 }
 DEFAULT = "pendulum"

@@ -16,7 +16,7 @@ from jaxtyping import Array, Float
 from ._checks import is_concrete
 from ._custom_types import Scalar
 from .bodies.base import AbstractBody
-from .forces.base import AbstractForce
+from .forces.base import AbstractForce, AbstractStatefulForce
 from .joints.base import AbstractJoint, AbstractVelocityConstraint
 
 
@@ -214,6 +214,49 @@ class System(eqx.Module):
     def forces_v(self, q, v, t) -> Float[Array, "nq nq"]:
         """$\\partial Q / \\partial \\dot q$ by autodiff."""
         return jax.jacfwd(self.forces, argnums=1)(q, v, t)
+
+    # -- discrete force-element states -------------------------------------------------
+    @property
+    def stateful_forces(self) -> tuple[int, ...]:
+        """Indices of the force elements with a discrete state (`AbstractStatefulForce`)."""
+        return tuple(k for k, f in enumerate(self.force_elements) if isinstance(f, AbstractStatefulForce))
+
+    def force_states(self) -> tuple:
+        """The current states of the stateful force elements, in `stateful_forces` order."""
+        return tuple(self.force_elements[k].state for k in self.stateful_forces)
+
+    def with_force_states(self, states: tuple) -> "System":
+        """A copy of the system whose stateful force elements hold `states`."""
+        ks = self.stateful_forces
+        if not ks:
+            return self
+        return eqx.tree_at(lambda s: tuple(s.force_elements[k].state for k in ks), self, tuple(states))
+
+    def with_flat_force_states(self, flat) -> "System":
+        """`with_force_states` from one row of `Trajectory.force_state` (raveled states)."""
+        states, start = [], 0
+        for z in self.force_states():
+            size = int(np.size(z))
+            states.append(jnp.reshape(flat[start : start + size], jnp.shape(z)))
+            start += size
+        return self.with_force_states(tuple(states))
+
+    def advance_force_states(self, q, v, t, h) -> tuple:
+        r"""States of the stateful force elements for the step $t \to t + h$ that starts
+        at $(q, \dot q)$ (`AbstractStatefulForce.advance_state`)."""
+        out = []
+        for k in self.stateful_forces:
+            f, idx = self.force_elements[k], self.force_bodies[k]
+            out.append(
+                f.advance_state(
+                    tuple(self.bodies[i] for i in idx),
+                    tuple(self._part(q, i) for i in idx),
+                    tuple(self._part(v, i) for i in idx),
+                    t,
+                    h,
+                )
+            )
+        return tuple(out)
 
     # -- energy -------------------------------------------------------------------
     def kinetic_energy(self, q, v) -> Scalar:

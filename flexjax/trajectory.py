@@ -37,6 +37,10 @@ class Trajectory(eqx.Module):
     - `newton_iterations`: largest Newton iteration count in each saved interval.
     - `event_time`: time an ODE event stopped the run (`inf` if none). With an event,
       saved instants after it hold `inf`.
+    - `force_state`: the discrete states of the stateful force elements
+      (`System.force_states`, each raveled, concatenated in `System.stateful_forces`
+      order) in force during the step that ended at each saved instant; shape
+      `(ns, 0)` when the system has none (ODE runs always).
     """
 
     t: Float[Array, " ns"]
@@ -53,6 +57,7 @@ class Trajectory(eqx.Module):
     failed_residual: Float[Array, ""]
     newton_iterations: Int[Array, " ns"]
     event_time: Float[Array, ""]
+    force_state: Float[Array, "ns nz"]
 
     @property
     def succeeded(self):

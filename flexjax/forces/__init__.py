@@ -1,5 +1,6 @@
 from .applied import AppliedTorque as AppliedTorque, PointForce as PointForce
-from .base import AbstractForce as AbstractForce
+from .base import AbstractForce as AbstractForce, AbstractStatefulForce as AbstractStatefulForce
 from .gravity import Gravity as Gravity
 from .spring_damper import SpringDamper as SpringDamper
 from .ancf import AncfNodeTorque as AncfNodeTorque, DistributedLoad as DistributedLoad
+from .clearance import ClearanceJoint as ClearanceJoint, effective_modulus as effective_modulus

@@ -27,3 +27,21 @@ class AbstractForce(eqx.Module):
     @abc.abstractmethod
     def potential_energy(self, bodies, qs, t: Scalar) -> Scalar:
         """Potential energy of the element (0 if it has none)."""
+
+
+class AbstractStatefulForce(AbstractForce):
+    r"""A force element with a discrete internal state (a sampled controller's integral,
+    the impact velocity a contact law remembers).
+
+    The state is the field `state` (a leaf). Fixed-step solvers call `advance_state`
+    once at the start of each step with the converged $q_n, \dot q_n$ and the step
+    $h$, store the result in the element (`System.with_force_states`) and keep it
+    fixed while they solve for step $n+1$. Between steps nothing else changes it, so
+    `force` stays a pure function of $(q, \dot q, t)$ and the element's fields.
+    """
+
+    state: eqx.AbstractVar[Float[Array, "..."]]
+
+    @abc.abstractmethod
+    def advance_state(self, bodies, qs, vs, t: Scalar, h: Scalar) -> Float[Array, "..."]:
+        """State to use during the step $t \\to t + h$, given the state at its start."""

@@ -14,3 +14,10 @@ from .mobile_robot import (
     mobile_robot_state as mobile_robot_state,
     path_error as path_error,
 )
+from .clearance_arm import (
+    CirclePath as CirclePath,
+    clearance_arm as clearance_arm,
+    clearance_arm_state as clearance_arm_state,
+    inverse_kinematics as inverse_kinematics,
+    simulate_arm as simulate_arm,
+)

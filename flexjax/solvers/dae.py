@@ -37,6 +37,11 @@ def _step_count(t0, t1, dt, save_every):
     return n
 
 
+def flat_states(states, dtype):
+    """Force-element states raveled into one vector (`Trajectory.force_state` rows)."""
+    return jnp.concatenate([jnp.ravel(z) for z in states] + [jnp.zeros((0,), dtype)])
+
+
 def _largest_divisor_at_most(n, k):
     return max(d for d in range(1, min(n, k) + 1) if n % d == 0)
 
@@ -62,7 +67,7 @@ def _run_chunk(system, solver, state, fail, t0, h, first_step, nsave: int, save_
     def one_save(carry, j):
         carry, iters = jax.lax.scan(one_step, carry, j * save_every + jnp.arange(save_every))
         st = carry[0]
-        return carry, (st.q, st.v, st.qdd, st.lam, jnp.max(iters))
+        return carry, (st.q, st.v, st.qdd, st.lam, jnp.max(iters), flat_states(st.z, st.q.dtype))
 
     (state, fail), saves = jax.lax.scan(one_save, (state, fail), jnp.arange(nsave))
     return state, fail, saves
@@ -147,18 +152,19 @@ def simulate(
             bar.update(per_chunk * save_every)
     if bar is not None:
         bar.close()
-    q, v, a, lam, iters = (jnp.concatenate([ch[i] for ch in chunks]) for i in range(5))
+    q, v, a, lam, iters, z = (jnp.concatenate([ch[i] for ch in chunks]) for i in range(6))
     q = jnp.concatenate([q0[None], q])
     v = jnp.concatenate([v0[None], v])
     a = jnp.concatenate([init.qdd[None], a])
     lam = jnp.concatenate([init.lam[None], lam])
     iters = jnp.concatenate([jnp.zeros((1,), iters.dtype), iters])
+    z = jnp.concatenate([flat_states(system.force_states(), q.dtype)[None], z])
     t = t0a + h * save_every * jnp.arange(nsave + 1)
     energy, res_q, res_v = _diagnostics(system, t, q, v)
     traj = Trajectory(
         t=t, q=q, v=v, a=a, lam=lam, energy=energy, constraint_residual=res_q, velocity_residual=res_v,
         result=jnp.where(fail[0] >= 0, NEWTON_FAILED, SUCCESS),
         failed_step=fail[0], failed_time=fail[1], failed_residual=fail[2],
-        newton_iterations=iters, event_time=jnp.array(jnp.inf),
+        newton_iterations=iters, event_time=jnp.array(jnp.inf), force_state=z,
     )
     return check_result(traj) if throw else traj

@@ -37,13 +37,15 @@ from .base import AbstractDAESolver
 
 class GAState(eqx.Module):
     """Loop state: positions `q`, velocities `v`, pseudo-accelerations `a`, true
-    accelerations `qdd` and multipliers `lam`."""
+    accelerations `qdd`, multipliers `lam` and the states `z` of the stateful force
+    elements used in the last step (`System.force_states`)."""
 
     q: Float[Array, " nq"]
     v: Float[Array, " nq"]
     a: Float[Array, " nq"]
     qdd: Float[Array, " nq"]
     lam: Float[Array, " m"]
+    z: tuple = ()
 
 
 class StepInfo(eqx.Module):
@@ -112,10 +114,16 @@ class GeneralizedAlpha(AbstractDAESolver):
     def init(self, system, t0, q0, v0) -> GAState:
         """State at `t0` with consistent accelerations and multipliers."""
         qdd, lam = consistent_accelerations(system, q0, v0, t0)
-        return GAState(q=q0, v=v0, a=qdd, qdd=qdd, lam=lam)
+        return GAState(q=q0, v=v0, a=qdd, qdd=qdd, lam=lam, z=system.force_states())
 
     def step(self, system, t, h, s: GAState) -> tuple[GAState, StepInfo]:
-        """Advance `s` from `t` to `t + h`."""
+        r"""Advance `s` from `t` to `t + h`.
+
+        Stateful force elements are advanced first, from the converged $q_n, \dot q_n$,
+        and held fixed during the Newton solve (a sampled controller, a contact memory).
+        """
+        z = system.with_force_states(s.z).advance_force_states(s.q, s.v, t, h)
+        system = system.with_force_states(z)
         alpha_m, alpha_f, gamma, beta = self.coefficients()
         nq, m = s.q.shape[0], s.lam.shape[0]
         t1 = t + h
@@ -149,7 +157,7 @@ class GeneralizedAlpha(AbstractDAESolver):
         qdd, lam = x[:nq], x[nq : nq + m]
         a1, q1, v1 = kinematics(x)
         info = StepInfo(error <= 1.0, error, iters.astype(int))
-        return GAState(q=q1, v=v1, a=a1, qdd=qdd, lam=lam), info
+        return GAState(q=q1, v=v1, a=a1, qdd=qdd, lam=lam, z=z), info
 
     def _newton(self, residual, x0, n_dyn, m, beta_h2, q_scale):
         r"""Full Newton with the autodiff Jacobian; returns `(x, (error, iterations))`.

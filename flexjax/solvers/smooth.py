@@ -60,6 +60,7 @@ def _solve(system, form, solver, q0, v0, t0, t1, ts, dt0, controller, max_steps,
         failed_time=jnp.where(ok, jnp.nan, t_end), failed_residual=jnp.array(0.0),
         newton_iterations=jnp.zeros(t_saved.shape, int),
         event_time=jnp.where(sol.result == diffrax.RESULTS.event_occurred, t_end, jnp.inf),
+        force_state=jnp.zeros((t_saved.shape[0], 0)),
     )
 
 
@@ -100,6 +101,12 @@ def simulate_ode(
     """
     form = Baumgarte() if form is None else form
     solver = diffrax.Tsit5() if solver is None else solver
+    if system.stateful_forces:
+        k = system.stateful_forces[0]
+        raise NotImplementedError(
+            f"simulate_ode: force element {k} ({type(system.force_elements[k]).__name__}) has a discrete "
+            "state advanced once per step; integrate this system with the fixed-step `simulate`."
+        )
     q0, v0 = check_initial_state("simulate_ode", system.nq, q0, v0)
     if not float(t1) > float(t0):
         raise ValueError(f"simulate_ode: need t1 > t0, got t0={t0}, t1={t1}.")
