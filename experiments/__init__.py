@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 
 from . import (
+    ancf3d_cantilever,
     baumgarte_region,
     baumgarte_tune,
     clearance_arm,
@@ -52,6 +53,7 @@ EXPERIMENTS: dict[str, Experiment] = {
     for m in (
         pendulum, slider_crank, mobile_robot, baumgarte_region, baumgarte_tune, flfj_modes, flfj_stiffness,
         elastica, flexible_pendulum, flfj_control, flfj_tune, spinup, clearance_arm, clearance_interval,
+        ancf3d_cantilever,
     )
 }
 DEFAULT = "pendulum"

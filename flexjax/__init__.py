@@ -63,3 +63,16 @@ from .forces import AbstractStatefulForce as AbstractStatefulForce  # noqa: E402
 from .forces import ClearanceJoint as ClearanceJoint, effective_modulus as effective_modulus  # noqa: E402
 
 __version__ = "0.1.0"
+
+from .bodies import (  # noqa: E402
+    AncfBeam3D as AncfBeam3D,
+    CircularSection as CircularSection,
+    RectangularSection as RectangularSection,
+    straight_beam_coordinates_3d as straight_beam_coordinates_3d,
+)
+from .joints import (  # noqa: E402
+    AncfClamp3D as AncfClamp3D,
+    AncfRevolute3D as AncfRevolute3D,
+    AncfRigidConnection3D as AncfRigidConnection3D,
+    AncfSpherical3D as AncfSpherical3D,
+)

@@ -15,3 +15,9 @@ from .rigid import (
 )
 from .spong_arm import SpongArm as SpongArm
 from .ancf2d import AncfBeam2D as AncfBeam2D, straight_beam_coordinates as straight_beam_coordinates
+from .ancf3d import (
+    AncfBeam3D as AncfBeam3D,
+    CircularSection as CircularSection,
+    RectangularSection as RectangularSection,
+    straight_beam_coordinates_3d as straight_beam_coordinates_3d,
+)

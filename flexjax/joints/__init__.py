@@ -5,3 +5,9 @@ from .revolute import RevoluteJoint as RevoluteJoint, RevoluteJoint3D as Revolut
 from .base import AbstractVelocityConstraint as AbstractVelocityConstraint
 from .nonholonomic import NoSlipConstraint as NoSlipConstraint, VelocityDriver as VelocityDriver
 from .ancf import AncfClamp as AncfClamp, AncfPin as AncfPin, AncfRevolute as AncfRevolute
+from .ancf3d import (
+    AncfClamp3D as AncfClamp3D,
+    AncfRevolute3D as AncfRevolute3D,
+    AncfRigidConnection3D as AncfRigidConnection3D,
+    AncfSpherical3D as AncfSpherical3D,
+)

@@ -57,13 +57,22 @@ class StepInfo(eqx.Module):
     iterations: Int[Array, ""]
 
 
-def consistent_accelerations(system, q, v, t):
+def linear_solve(J, r, least_squares: bool = False):
+    """`J^{-1} r`, or with `least_squares` the minimum-norm least-squares solution
+    (SVD; singular values below 1e-10 of the largest are dropped), which stays exact
+    for consistent systems whose matrix is rank deficient (redundant constraints)."""
+    if least_squares:
+        return jnp.linalg.lstsq(J, r, rcond=1e-10)[0]
+    return jnp.linalg.solve(J, r)
+
+
+def consistent_accelerations(system, q, v, t, least_squares: bool = False):
     r"""Solve $[M\ \Phi_q^T; \Phi_q\ 0][\ddot q; \lambda] = [Q; \gamma]$ (index-1 form)."""
     M, Phi_q = system.mass(q), system.constraints_q(q, t)
     m = Phi_q.shape[0]
     K = jnp.block([[M, Phi_q.T], [Phi_q, jnp.zeros((m, m), q.dtype)]])
     rhs = jnp.concatenate([system.forces(q, v, t), system.gamma(q, v, t)])
-    x = jnp.linalg.solve(K, rhs)
+    x = linear_solve(K, rhs, least_squares)
     return x[: q.shape[0]], x[q.shape[0] :]
 
 
@@ -85,6 +94,11 @@ class GeneralizedAlpha(AbstractDAESolver):
       the trapezoidal rule, which is weakly unstable on index-3 constraints (Cardona &
       Géradin 1989): the velocity-level violation and the multipliers oscillate at
       period $2h$ and grow. Use $\rho_\infty < 1$ (damps that mode) or `index2=True`.
+    - `redundant`: solve the Newton systems by least squares (SVD, minimum norm) so that
+      a rank-deficient $\Phi_q$ (redundant constraints, e.g. a parallelogram loop with
+      more joints than it needs) is handled: the accelerations and positions are unique,
+      the multipliers are the minimum-norm ones (only their combination $\Phi_q^T\lambda$
+      is defined). Costs an SVD per Newton iteration instead of an LU solve.
     """
 
     rho_inf: Float[Array, ""] = eqx.field(converter=jnp.asarray, default=0.9)
@@ -92,6 +106,7 @@ class GeneralizedAlpha(AbstractDAESolver):
     atol: float = eqx.field(static=True, default=1e-12)
     max_iter: int = eqx.field(static=True, default=20)
     index2: bool = eqx.field(static=True, default=False)
+    redundant: bool = eqx.field(static=True, default=False)
     order: ClassVar[int] = 2
 
     def __check_init__(self):
@@ -113,7 +128,7 @@ class GeneralizedAlpha(AbstractDAESolver):
 
     def init(self, system, t0, q0, v0) -> GAState:
         """State at `t0` with consistent accelerations and multipliers."""
-        qdd, lam = consistent_accelerations(system, q0, v0, t0)
+        qdd, lam = consistent_accelerations(system, q0, v0, t0, self.redundant)
         return GAState(q=q0, v=v0, a=qdd, qdd=qdd, lam=lam, z=system.force_states())
 
     def step(self, system, t, h, s: GAState) -> tuple[GAState, StepInfo]:
@@ -153,7 +168,7 @@ class GeneralizedAlpha(AbstractDAESolver):
         x0 = jnp.concatenate([s.qdd, s.lam] + ([jnp.zeros(m, s.q.dtype)] if self.index2 else []))
         newton = lambda f, x: self._newton(f, x, nq, m, beta_h2, jnp.max(jnp.abs(s.q)))
         # aux must be floating point: custom_root's JVP rule gives aux float tangents
-        x, (error, iters) = jax.lax.custom_root(residual, x0, newton, _tangent_solve, has_aux=True)
+        x, (error, iters) = jax.lax.custom_root(residual, x0, newton, self._tangent_solve, has_aux=True)
         qdd, lam = x[:nq], x[nq : nq + m]
         a1, q1, v1 = kinematics(x)
         info = StepInfo(error <= 1.0, error, iters.astype(int))
@@ -177,7 +192,7 @@ class GeneralizedAlpha(AbstractDAESolver):
         def body(c):
             x, it, _ = c
             J, r = jax.jacfwd(lambda y: (residual(y), residual(y)), has_aux=True)(x)
-            dx = jnp.linalg.solve(J, r)
+            dx = linear_solve(J, r, self.redundant)
             m_bar = jnp.max(jnp.abs(jnp.diagonal(J)[:n_dyn]))
             dq = beta_h2 * jnp.abs(dx[:n_dyn])
             dl = beta_h2 * jnp.abs(dx[n_dyn : n_dyn + m]) / m_bar
@@ -188,7 +203,6 @@ class GeneralizedAlpha(AbstractDAESolver):
         x, it, err = jax.lax.while_loop(cond, body, (x0, jnp.array(0), jnp.array(jnp.inf, x0.dtype)))
         return x, (err, it.astype(x.dtype))
 
-
-def _tangent_solve(g, y):
-    # g is the linearized residual at the solution; its matrix is the Newton matrix
-    return jnp.linalg.solve(jax.jacfwd(g)(y), y)
+    def _tangent_solve(self, g, y):
+        # g is the linearized residual at the solution; its matrix is the Newton matrix
+        return linear_solve(jax.jacfwd(g)(y), y, self.redundant)

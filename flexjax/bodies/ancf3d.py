@@ -1,0 +1,466 @@
+r"""Spatial ANCF beam: fully parameterized two-node elements (seed 001, eq. 1-14).
+
+One `AncfBeam3D` body owns a whole straight-in-reference beam of `n_elements` equal
+elements (as `AncfBeam2D` does). Node $k$ carries its position and the three position
+gradients, $[r_k,\ r_{k,x},\ r_{k,y},\ r_{k,z}]$ (12 coordinates), so the body has
+$12(n+1)$ coordinates and element $e$ uses nodes $e, e+1$: the 24 element coordinates
+$e_e = [r_i, r_{i,x}, r_{i,y}, r_{i,z}, r_j, r_{j,x}, r_{j,y}, r_{j,z}]$ of seed eq. 2.
+The literature calls this element "3243" (3D, 2 nodes, 4 vectors per node, 3 components).
+
+**Kinematics (seed eq. 1-3).** With element coordinates $(x, y, z)$ in the reference
+(undeformed) configuration, $x \in [0, l]$ along the axis and $(y, z)$ over the cross
+section, $\zeta = x/l$, $\psi = y/l$, $\xi = z/l$, a material point sits at
+$r = S e_e$, $S = [s_1 \dots s_8] \otimes I_3$ with
+$s_1 = 1 - 3\zeta^2 + 2\zeta^3$, $s_2 = l(\zeta - 2\zeta^2 + \zeta^3)$,
+$s_3 = l(\psi - \zeta\psi)$, $s_4 = l(\xi - \zeta\xi)$, $s_5 = 3\zeta^2 - 2\zeta^3$,
+$s_6 = l(\zeta^3 - \zeta^2)$, $s_7 = l\zeta\psi$, $s_8 = l\zeta\xi$.
+Rigid translations and rotations lie in this space exactly.
+
+**Mass (seed eq. 4-6).** Constant, $M = \int_V \rho\, S^T S\,dV$, integrated exactly by
+Gauss quadrature along the axis and over the section. No quadratic-velocity terms.
+
+**Elastic forces (seed eq. 7-12).** The reference configuration is straight and
+unstrained, so the material coordinates are $(x, y, z)$ and the deformation gradient is
+$F = \partial r/\partial(x, y, z) = [r_{,x}\ r_{,y}\ r_{,z}]$ ($J_0 = I$ in eq. 7).
+Green-Lagrange strain $E = \tfrac12(F^T F - I)$ (eq. 8-9), St. Venant-Kirchhoff energy
+density $W = \tfrac{\lambda}{2}(\operatorname{tr} E)^2 + \mu \operatorname{tr}(E^2)$ (eq. 11
+with the isotropic $H$), $\lambda = E\nu/((1+\nu)(1-2\nu))$, $\mu = E/(2(1+\nu))$.
+$U = \int_V W\,dV$ by Gauss quadrature (`axial_order` points per element times the
+section rule of `section_order`); $Q = -\partial U/\partial q$ by `jax.grad` (eq. 12).
+The defaults (5 axial, 3 per section direction) integrate $U$ exactly for $\nu = 0$.
+
+**Locking.** The cross-section gradients are interpolated linearly along the axis and
+the section cannot deform non-uniformly, so with $\nu \neq 0$ bending is too stiff
+(Poisson locking): the default is $\nu = 0$, as in the seed paper. See `docs/ancf3d.md`
+for measured numbers.
+
+**Gravity (seed eq. 13-14).** Every point is linear in $q$ and the sections are
+symmetric, so `center_of_mass` is exact and `Gravity` gives $Q = m_e\,\int S^T g\,dV/V$.
+
+Material points are addressed as `point = (s, y, z)`: arc length $s \in [0, L]$ of the
+undeformed beam and section coordinates $(y, z)$ (m).
+"""
+
+import abc
+import functools
+from typing import ClassVar
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from .._checks import check_finite, check_positive, check_shape, is_concrete, safe_norm
+from .._custom_types import Scalar, ScalarLike
+from .ancf2d import _gauss, hermite
+from .base import AbstractBody
+
+
+# -- cross sections --------------------------------------------------------------
+class AbstractSection(eqx.Module):
+    """A cross section symmetric about the beam axis (its centroid), in the (y, z) plane."""
+
+    @abc.abstractmethod
+    def area(self) -> Scalar:
+        """Area $A$ (m²)."""
+
+    @abc.abstractmethod
+    def second_moments(self) -> Float[Array, " 2"]:
+        r"""$(I_y, I_z) = (\int z^2 dA, \int y^2 dA)$ (m⁴): bending about y and about z."""
+
+    @abc.abstractmethod
+    def quadrature(self, order: int) -> tuple[Float[Array, "g 2"], Float[Array, " g"]]:
+        """Points `(y, z)` (m) and weights (m², summing to the area) of a rule that is
+        exact for polynomials of degree `2 order - 2` in (y, z)."""
+
+
+class RectangularSection(AbstractSection):
+    r"""Rectangle $|y| \le b/2$, $|z| \le h/2$; Gauss-Legendre `order` x `order`."""
+
+    width: Float[Array, ""]
+    height: Float[Array, ""]
+
+    def __init__(self, width, height):
+        """**Arguments:** `width` $b$ along y and `height` $h$ along z (m, > 0; leaves)."""
+        self.width, self.height = jnp.asarray(width, float), jnp.asarray(height, float)
+        for name in ("width", "height"):
+            check_shape("RectangularSection", name, getattr(self, name), ())
+            check_positive("RectangularSection", name, getattr(self, name))
+
+    def area(self):
+        return self.width * self.height
+
+    def second_moments(self):
+        b, h = self.width, self.height
+        return jnp.stack([b * h**3 / 12, h * b**3 / 12])
+
+    def quadrature(self, order):
+        x, w = _gauss(order)  # on [0, 1]
+        u = np.stack(np.meshgrid(x - 0.5, x - 0.5, indexing="ij"), -1).reshape(-1, 2)
+        wu = np.outer(w, w).reshape(-1)
+        pts = jnp.asarray(u) * jnp.stack([self.width, self.height])[None, :]
+        return pts, jnp.asarray(wu) * self.area()
+
+
+class CircularSection(AbstractSection):
+    r"""Disc of radius $R$; `order` Gauss points in $r$ (weight $r\,dr$) times `2 order`
+    equally spaced angles (exact for degree `2 order - 2`)."""
+
+    radius: Float[Array, ""]
+
+    def __init__(self, radius):
+        """**Arguments:** `radius` $R$ (m, > 0; a leaf)."""
+        self.radius = jnp.asarray(radius, float)
+        check_shape("CircularSection", "radius", self.radius, ())
+        check_positive("CircularSection", "radius", self.radius)
+
+    def area(self):
+        return jnp.pi * self.radius**2
+
+    def second_moments(self):
+        i = jnp.pi * self.radius**4 / 4
+        return jnp.stack([i, i])
+
+    def quadrature(self, order):
+        x, w = _gauss(order)  # r/R on [0, 1]; the polar Jacobian r is put in the weight
+        phi = 2 * np.pi * np.arange(2 * order) / (2 * order)
+        u = (x[:, None, None] * np.stack([np.cos(phi), np.sin(phi)], -1)[None]).reshape(-1, 2)
+        wu = np.repeat(2 * w * x / (2 * order), 2 * order)  # sums to 1
+        return jnp.asarray(u) * self.radius, jnp.asarray(wu) * self.area()
+
+
+# -- shape functions ---------------------------------------------------------------
+def shape_functions(zeta, y, z, l):
+    r"""Seed eq. 3: $s_1..s_8$ and their $x$, $y$, $z$ derivatives at one point.
+
+    **Arguments:** `zeta` $= x/l$, section coordinates `y`, `z` (m), element length `l`.
+
+    **Returns:** `(s, ds)`: `s` shape `(8,)`, `ds` shape `(8, 3)` with columns
+    $\partial s/\partial x$, $\partial s/\partial y$, $\partial s/\partial z$.
+    """
+    N, dN, _ = hermite(zeta)
+    zero = jnp.zeros_like(zeta)
+    s = jnp.stack([N[0], l * N[1], y * (1 - zeta), z * (1 - zeta), N[2], l * N[3], y * zeta, z * zeta])
+    s_x = jnp.stack([dN[0] / l, dN[1], -y / l, -z / l, dN[2] / l, dN[3], y / l, z / l])
+    s_y = jnp.stack([zero, zero, 1 - zeta, zero, zero, zero, zeta, zero])
+    s_z = jnp.stack([zero, zero, zero, 1 - zeta, zero, zero, zero, zeta])
+    return s, jnp.stack([s_x, s_y, s_z], axis=1)
+
+
+def _unit(d):
+    return d / jnp.sqrt(d @ d)
+
+
+def _frame_from(x_axis, y_hint):
+    """Right-handed orthonormal frame (columns) with first axis along `x_axis`."""
+    t = _unit(x_axis)
+    n = _unit(y_hint - (y_hint @ t) * t)
+    return jnp.stack([t, n, jnp.cross(t, n)], axis=1)
+
+
+def straight_beam_coordinates_3d(start, end, n_elements: int, y_axis=None) -> Float[Array, " nq"]:
+    r"""Coordinates of a straight, unstrained 3D beam from `start` to `end` (3-vectors, m).
+
+    Node $k$ sits at $r_k = r_0 + \tfrac{k}{n}(r_n - r_0)$ with the gradients
+    $[r_{,x}, r_{,y}, r_{,z}]$ = the orthonormal beam frame: $r_{,x}$ along the beam,
+    $r_{,y}$ the part of `y_axis` normal to it (default: the world y axis, or the world
+    z axis for a beam within 25° of y), $r_{,z} = r_{,x} \times r_{,y}$. The distance
+    must equal the beam length for the configuration to be strain-free.
+
+    **Returns:** `q_b`, shape `(12 (n_elements + 1),)`.
+    """
+    owner = "straight_beam_coordinates_3d"
+    if isinstance(n_elements, bool) or not isinstance(n_elements, int) or n_elements < 1:
+        raise ValueError(f"{owner}: `n_elements` must be an int >= 1, got {n_elements!r}.")
+    start, end = jnp.asarray(start, float), jnp.asarray(end, float)
+    check_shape(owner, "start", start, (3,))
+    check_shape(owner, "end", end, (3,))
+    d = end - start
+    length = jnp.sqrt(d @ d)
+    if is_concrete(length) and not float(length) > 0:
+        raise ValueError(f"{owner}: `start` and `end` coincide.")
+    t = d / length
+    if y_axis is None:
+        y_axis = jnp.where(jnp.abs(t[1]) < 0.9, jnp.array([0.0, 1.0, 0.0]), jnp.array([0.0, 0.0, 1.0]))
+    y_axis = jnp.asarray(y_axis, float)
+    check_shape(owner, "y_axis", y_axis, (3,))
+    normal = y_axis - (y_axis @ t) * t
+    if is_concrete(normal) and not float(jnp.sqrt(normal @ normal)) > 1e-9 * float(jnp.sqrt(y_axis @ y_axis) + 1e-300):
+        raise ValueError(f"{owner}: `y_axis` {np.asarray(y_axis)} is parallel to the beam; give a normal direction.")
+    return _straight(start, _frame_from(d, y_axis), length, n_elements)
+
+
+def _straight(start, axes, length, n):
+    frac = jnp.arange(n + 1, dtype=start.dtype) / n
+    pos = start[None, :] + frac[:, None] * (length * axes[:, 0])[None, :]
+    grads = jnp.broadcast_to(axes.T[None], (n + 1, 3, 3))
+    return jnp.concatenate([pos[:, None, :], grads], axis=1).reshape(-1)
+
+
+_INTEGRATIONS = ("full", "selective")
+# strain components integrated in full by `integration="selective"`: E_xx, E_xy, E_xz
+_AXIAL_MASK = np.array([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+
+
+def _check_order(name, order):
+    if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= 12:
+        raise ValueError(f"AncfBeam3D: `{name}` must be an int Gauss order in 1..12, got {order!r}.")
+
+
+class AncfBeam3D(AbstractBody):
+    r"""A spatial ANCF beam of `n_elements` fully parameterized elements (one body).
+
+    See the module docstring for the formulation. Coordinates: node $k$ owns
+    `q_b[12k:12k+12]` $= [r_k, r_{k,x}, r_{k,y}, r_{k,z}]$.
+    """
+
+    length: Float[Array, ""]
+    rho: Float[Array, ""]
+    youngs: Float[Array, ""]
+    poisson: Float[Array, ""]
+    section: AbstractSection
+    n_elements: int = eqx.field(static=True)
+    axial_order: int = eqx.field(static=True)
+    section_order: int = eqx.field(static=True)
+    integration: str = eqx.field(static=True)
+    ncoords: int = eqx.field(static=True)
+    dim: ClassVar[int] = 3
+    nconstraints: ClassVar[int] = 0
+
+    def __init__(
+        self,
+        length,
+        rho,
+        youngs,
+        section: AbstractSection,
+        n_elements: int = 4,
+        *,
+        poisson=0.0,
+        axial_order: int = 5,
+        section_order: int = 3,
+        integration: str = "full",
+    ):
+        r"""**Arguments:**
+
+        - `length`: undeformed length $L$ (m).
+        - `rho`: density $\rho$ (kg/m³).
+        - `youngs`: Young's modulus $E$ (Pa).
+        - `section`: a `RectangularSection` or `CircularSection` (its sizes are leaves).
+        - `n_elements`: number of equal elements (static, >= 1).
+        - `poisson`: Poisson ratio $\nu$, $-1 < \nu < 0.5$ (default 0: no Poisson locking).
+        - `axial_order`: Gauss points per element along the axis (static, default 5).
+        - `section_order`: section rule order (static, default 3: 3x3 points on a
+          rectangle, 3 radii x 6 angles on a disc).
+        - `integration`: `"full"` (default: every term with the rules above, the plain
+          continuum element of seed eq. 11) or `"selective"` (a remedy for the
+          thickness locking of bent elements at large rotations: the section-deformation
+          terms $\mu(E_{yy}^2 + E_{zz}^2 + 2E_{yz}^2)$ and the volumetric term
+          $\tfrac{\lambda}{2}(\operatorname{tr} E)^2$ with 2 points along the axis);
+          static. Neither removes Poisson locking.
+
+        `length`, `rho`, `youngs`, `poisson` are scalar pytree leaves (differentiable,
+        batchable); value checks are skipped when they are tracers.
+        """
+        if isinstance(n_elements, bool) or not isinstance(n_elements, int) or n_elements < 1:
+            raise ValueError(f"AncfBeam3D: `n_elements` must be an int >= 1, got {n_elements!r}.")
+        _check_order("axial_order", axial_order)
+        _check_order("section_order", section_order)
+        if integration not in _INTEGRATIONS:
+            raise ValueError(f"AncfBeam3D: `integration` must be one of {_INTEGRATIONS}, got {integration!r}.")
+        if not isinstance(section, AbstractSection):
+            raise ValueError(
+                f"AncfBeam3D: `section` must be a RectangularSection or CircularSection, got {type(section).__name__}."
+            )
+        for name, value in (("length", length), ("rho", rho), ("youngs", youngs)):
+            x = jnp.asarray(value, float)
+            check_shape("AncfBeam3D", name, x, ())
+            check_positive("AncfBeam3D", name, x)
+            setattr(self, name, x)
+        self.poisson = jnp.asarray(poisson, float)
+        check_shape("AncfBeam3D", "poisson", self.poisson, ())
+        check_finite("AncfBeam3D", "poisson", self.poisson)
+        if is_concrete(self.poisson) and not -1.0 < float(self.poisson) < 0.5:
+            raise ValueError(
+                f"AncfBeam3D: `poisson` must lie in (-1, 0.5) for a stable isotropic material, got {float(self.poisson)}."
+            )
+        self.section = section
+        self.n_elements, self.axial_order, self.section_order = n_elements, axial_order, section_order
+        self.integration = integration
+        self.ncoords = 12 * (n_elements + 1)
+
+    # -- geometry -------------------------------------------------------------------
+    @property
+    def element_length(self) -> Scalar:
+        """$l = L / n$ (m)."""
+        return self.length / self.n_elements
+
+    def straight_coordinates(self, start=(0.0, 0.0, 0.0), axes=None) -> Float[Array, " nq"]:
+        """Unstrained straight configuration from `start` (m); `axes` is the rotation
+        matrix whose columns are the beam's x (axis), y and z directions in the world
+        (default the identity: along +x)."""
+        start = jnp.asarray(start, float)
+        check_shape("AncfBeam3D.straight_coordinates", "start", start, (3,))
+        axes = jnp.eye(3) if axes is None else jnp.asarray(axes, float)
+        check_shape("AncfBeam3D.straight_coordinates", "axes", axes, (3, 3))
+        return _straight(start, axes, self.length, self.n_elements)
+
+    def _nodes(self, q):
+        """Nodal vectors as `(n + 1, 4, 3)`: rows $r, r_{,x}, r_{,y}, r_{,z}$."""
+        return jnp.reshape(q, (self.n_elements + 1, 4, 3))
+
+    def _elements(self, q):
+        """Element coordinates as `(n, 8, 3)` (seed eq. 2 ordering)."""
+        nodes = self._nodes(q)
+        return jnp.concatenate([nodes[:-1], nodes[1:]], axis=1)
+
+    def node_index(self, node: int) -> int:
+        """Normalized index of `node` (static int; negative counts from the tip)."""
+        n = self.n_elements
+        if isinstance(node, bool) or not isinstance(node, int) or not -(n + 1) <= node <= n:
+            raise ValueError(f"AncfBeam3D: node {node!r} does not exist; the beam has nodes 0..{n} (or -1 for the last).")
+        return node % (n + 1)
+
+    def node_position(self, q: Float[Array, " nq"], node: int) -> Float[Array, " 3"]:
+        """Position $r_k$ of node `node`."""
+        k = self.node_index(node)
+        return q[12 * k : 12 * k + 3]
+
+    def node_gradients(self, q: Float[Array, " nq"], node: int) -> Float[Array, "3 3"]:
+        r"""Gradient matrix $F_k = [r_{k,x}\ r_{k,y}\ r_{k,z}]$ (columns) of node `node`."""
+        k = self.node_index(node)
+        return jnp.reshape(q[12 * k + 3 : 12 * k + 12], (3, 3)).T
+
+    def node_positions(self, q: Float[Array, " nq"]) -> Float[Array, "nodes 3"]:
+        """World positions of all nodes, shape `(n_elements + 1, 3)`."""
+        return self._nodes(q)[:, 0, :]
+
+    def node_axes(self, q: Float[Array, " nq"], node: int) -> Float[Array, "3 3"]:
+        r"""Orthonormal frame of node `node`: $t = r_{,x}/|r_{,x}|$, then $r_{,y}$ made
+        normal to $t$, then $t \times n$ (Gram-Schmidt; the rotation at the node when the
+        node is unsheared)."""
+        F = self.node_gradients(q, node)
+        return _frame_from(F[:, 0], F[:, 1])
+
+    def axes(self, q: Float[Array, " nq"]) -> Float[Array, "3 3"]:
+        """Frame at the first node (`node_axes(q, 0)`); this is the frame a generic joint
+        sees; the joints of `flexjax.joints.ancf3d` address any node."""
+        return self.node_axes(q, 0)
+
+    def _locate(self, s):
+        """Element index and $\\zeta$ of arc length `s` (clipped to the beam)."""
+        u = s / self.element_length
+        e = jnp.clip(jnp.floor(u), 0, self.n_elements - 1)
+        return e.astype(int), u - e
+
+    def _element_at(self, q, e):
+        return jnp.reshape(jax.lax.dynamic_slice(q, (12 * e,), (24,)), (8, 3))
+
+    def position(self, q: Float[Array, " nq"], point: Float[Array, " 3"]) -> Float[Array, " 3"]:
+        """World position of the material point `point = (s, y, z)` (m): arc length $s$
+        of the undeformed beam and section coordinates; $s$ outside [0, L] is
+        extrapolated from the end elements."""
+        e, zeta = self._locate(point[0])
+        s, _ = shape_functions(zeta, point[1], point[2], self.element_length)
+        return s @ self._element_at(q, e)
+
+    def deformation_gradient(self, q: Float[Array, " nq"], point: Float[Array, " 3"]) -> Float[Array, "3 3"]:
+        r"""$F = [r_{,x}\ r_{,y}\ r_{,z}]$ at `point = (s, y, z)` (seed eq. 7)."""
+        e, zeta = self._locate(point[0])
+        _, ds = shape_functions(zeta, point[1], point[2], self.element_length)
+        return self._element_at(q, e).T @ ds
+
+    # -- inertia --------------------------------------------------------------------
+    def _section_rule(self):
+        return self.section.quadrature(self.section_order)
+
+    def mass_matrix(self, q: Float[Array, " nq"]) -> Float[Array, "nq nq"]:
+        # seed eq. 6: integrand degree 6 in x (4 points exact), 2 in (y, z) (order 2 exact)
+        xa, wa = _gauss(4)
+        yz, wyz = self.section.quadrature(2)
+        l = self.element_length
+        s = jax.vmap(lambda x: jax.vmap(lambda p: shape_functions(x, p[0], p[1], l)[0])(yz))(jnp.asarray(xa))
+        m8 = self.rho * l * jnp.einsum("a,b,abi,abj->ij", jnp.asarray(wa), wyz, s, s)
+        n = self.n_elements
+        idx = 4 * np.arange(n)[:, None] + np.arange(8)[None, :]  # element e owns nodal vectors 4e..4e+7
+        m = jnp.zeros((4 * (n + 1), 4 * (n + 1)), q.dtype)
+        m = m.at[idx[:, :, None], idx[:, None, :]].add(jnp.broadcast_to(m8, (n, 8, 8)))
+        return jnp.kron(m, jnp.eye(3, dtype=q.dtype))
+
+    def total_mass(self) -> Scalar:
+        return self.rho * self.section.area() * self.length
+
+    def center_of_mass(self, q: Float[Array, " nq"]) -> Float[Array, " 3"]:
+        r"""$r_c = \frac{1}{V}\int_V r\,dV$; the section is symmetric, so per element
+        $\int S\,dV/A = l[\tfrac12, \tfrac{l}{12}, 0, 0, \tfrac12, -\tfrac{l}{12}, 0, 0]$."""
+        l = self.element_length
+        half, tw, zero = 0.5 * jnp.ones_like(l), l / 12, jnp.zeros_like(l)
+        w = jnp.stack([half, tw, zero, zero, half, -tw, zero, zero])
+        return jnp.einsum("i,eij->j", w, self._elements(q)) / self.n_elements
+
+    def force(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: ScalarLike) -> Float[Array, " nq"]:
+        # seed eq. 12; constant mass matrix: no quadratic-velocity terms
+        return -jax.grad(self.potential_energy)(q)
+
+    def constraints(self, q: Float[Array, " nq"]) -> Float[Array, " 0"]:
+        return jnp.zeros((0,), q.dtype)
+
+    # -- elasticity -----------------------------------------------------------------
+    def lame(self) -> tuple[Scalar, Scalar]:
+        r"""Lamé parameters $(\lambda, \mu)$ from $E$ and $\nu$ (Pa)."""
+        nu = self.poisson
+        return self.youngs * nu / ((1 + nu) * (1 - 2 * nu)), self.youngs / (2 * (1 + nu))
+
+    def _integrate(self, q, axial_order, rule, density):
+        r"""$\sum_e \int_{V_e}$ `density(E)` $dV$ by Gauss quadrature: `axial_order`
+        points along each element times the section `rule` `(points, weights)`."""
+        xa, wa = _gauss(axial_order)
+        yz, wyz = rule
+        l = self.element_length
+        # shape derivatives at every quadrature point: identical for all elements
+        ds = jax.vmap(lambda x: jax.vmap(lambda p: shape_functions(x, p[0], p[1], l)[1])(yz))(jnp.asarray(xa))
+        F = jnp.einsum("eai,gpaj->egpij", self._elements(q), ds)
+        C = jnp.einsum("...ki,...kj->...ij", F, F)
+        Eg = 0.5 * (C - jnp.broadcast_to(jnp.eye(3, dtype=F.dtype), C.shape))
+        w = l * jnp.asarray(wa)[:, None] * wyz[None, :]
+        return jnp.einsum("gp,egp->", w, density(Eg))
+
+    def potential_energy(self, q: Float[Array, " nq"]) -> Scalar:
+        r"""Elastic energy $U = \int_V W(E)\,dV$ (J), seed eq. 11, with
+        $W = \tfrac{\lambda}{2}(\operatorname{tr} E)^2 + \mu \operatorname{tr}(E^2)$."""
+        lam, mu = self.lame()
+        rule = self._section_rule()
+        trace = lambda Eg: jnp.trace(Eg, axis1=-2, axis2=-1)
+        if self.integration == "full":
+            return self._integrate(q, self.axial_order, rule, lambda Eg: 0.5 * lam * trace(Eg) ** 2 + mu * jnp.sum(Eg * Eg, axis=(-2, -1)))
+        # selective: the axial and transverse-shear terms in full; the section-deformation
+        # terms (E_yy, E_zz, E_yz) and the volumetric term with 2 points along the axis.
+        # Linear interpolation of r_y, r_z shortens them in a bent element (a strain
+        # quadratic in x); the 2-point rule does not see that mode (thickness locking)
+        axial = jnp.asarray(_AXIAL_MASK, q.dtype)
+        return self._integrate(
+            q, self.axial_order, rule, lambda Eg: mu * jnp.einsum("...ij,ij->...", Eg * Eg, axial)
+        ) + self._integrate(
+            q, 2, rule, lambda Eg: 0.5 * lam * trace(Eg) ** 2 + mu * jnp.einsum("...ij,ij->...", Eg * Eg, 1 - axial)
+        )
+
+    def green_lagrange(self, q: Float[Array, " nq"], point: Float[Array, " 3"]) -> Float[Array, "3 3"]:
+        r"""Green-Lagrange strain $E = \tfrac12(F^T F - I)$ at `point` (seed eq. 9)."""
+        F = self.deformation_gradient(q, point)
+        return 0.5 * (F.T @ F - jnp.eye(3, dtype=F.dtype))
+
+    def stress(self, q: Float[Array, " nq"], point: Float[Array, " 3"]) -> Float[Array, "3 3"]:
+        r"""Cauchy stress $\sigma = F S F^T/\det F$ (Pa, world frame) at `point`, with the
+        second Piola-Kirchhoff stress $S = \lambda \operatorname{tr}(E) I + 2\mu E$."""
+        F = self.deformation_gradient(q, point)
+        Eg = 0.5 * (F.T @ F - jnp.eye(3, dtype=F.dtype))
+        lam, mu = self.lame()
+        S = lam * jnp.trace(Eg) * jnp.eye(3, dtype=F.dtype) + 2 * mu * Eg
+        return F @ S @ F.T / jnp.linalg.det(F)
+
+    def von_mises(self, q: Float[Array, " nq"], point: Float[Array, " 3"]) -> Scalar:
+        r"""Von Mises equivalent stress $\sqrt{\tfrac32\, s : s}$ (Pa) of the Cauchy stress
+        at `point = (s, y, z)`, $s$ its deviator (the seed's "equivalent stress")."""
+        sigma = self.stress(q, point)
+        dev = sigma - jnp.trace(sigma) / 3 * jnp.eye(3, dtype=sigma.dtype)
+        return jnp.sqrt(1.5) * safe_norm(dev.reshape(-1))
