@@ -25,6 +25,7 @@ from . import (
     flfj_modes,
     flfj_stiffness,
     flfj_tune,
+    impact_stick_slip,
     mobile_robot,
     pendulum,
     slider_crank,
@@ -53,7 +54,7 @@ EXPERIMENTS: dict[str, Experiment] = {
     for m in (
         pendulum, slider_crank, mobile_robot, baumgarte_region, baumgarte_tune, flfj_modes, flfj_stiffness,
         elastica, flexible_pendulum, flfj_control, flfj_tune, spinup, clearance_arm, clearance_interval,
-        ancf3d_cantilever,
+        ancf3d_cantilever, impact_stick_slip,
     )
 }
 DEFAULT = "pendulum"

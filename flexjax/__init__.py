@@ -76,3 +76,4 @@ from .joints import (  # noqa: E402
     AncfRigidConnection3D as AncfRigidConnection3D,
     AncfSpherical3D as AncfSpherical3D,
 )
+from .contact import PointSurfaceContact as PointSurfaceContact, first_contact as first_contact, simulate_contact as simulate_contact  # noqa: E402

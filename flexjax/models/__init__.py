@@ -21,3 +21,9 @@ from .clearance_arm import (
     inverse_kinematics as inverse_kinematics,
     simulate_arm as simulate_arm,
 )
+from .impact_beam import (
+    impact_beam as impact_beam,
+    impact_beam_ancf as impact_beam_ancf,
+    impact_beam_ancf_state as impact_beam_ancf_state,
+    impact_beam_state as impact_beam_state,
+)

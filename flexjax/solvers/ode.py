@@ -36,7 +36,7 @@ def _check_pair(owner, alpha, beta):
             )
 
 
-def _stabilized_rows(system, q, v, t, alpha, beta):
+def stabilized_rows(system, q, v, t, alpha, beta):
     r"""$A\ddot q = b$ with Baumgarte terms: holonomic rows get
     $-2\alpha\dot\Phi - \beta^2\Phi$, nonholonomic rows $-2\alpha\psi$
     (first-order drift $\dot\psi + 2\alpha\psi = 0$)."""
@@ -61,7 +61,7 @@ class Baumgarte(eqx.Module):
     def acceleration(self, system, q, v, t):
         """Returns `(qdd, lam)`."""
         M = system.mass(q)
-        A, b = _stabilized_rows(system, q, v, t, self.alpha, self.beta)
+        A, b = stabilized_rows(system, q, v, t, self.alpha, self.beta)
         m = A.shape[0]
         K = jnp.block([[M, A.T], [A, jnp.zeros((m, m), q.dtype)]])
         rhs = jnp.concatenate([system.forces(q, v, t), b])
@@ -89,7 +89,7 @@ class UdwadiaKalaba(eqx.Module):
     def acceleration(self, system, q, v, t):
         """Returns `(qdd, lam)`."""
         M, Q = system.mass(q), system.forces(q, v, t)
-        A, b = _stabilized_rows(system, q, v, t, self.alpha, self.beta)
+        A, b = stabilized_rows(system, q, v, t, self.alpha, self.beta)
         L = jnp.linalg.cholesky(M)
         a = jsl.cho_solve((L, True), Q)
         B = jsl.solve_triangular(L, A.T, lower=True).T  # A L^{-T}
