@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from flexjax.analysis.interval import Interval, extreme_search, interval_analysis, vertex_method
+from flexjax.analysis.interval import Interval, default_optimizer, extreme_search, interval_analysis, vertex_method
 from flexjax.models.clearance_arm import DURATION, clearance_arm, responses, simulate_arm, with_parameters
 from flexjax.plotting import _pyplot
 
@@ -33,6 +33,7 @@ H = 5e-4
 SAVE_DT = 5e-3
 SEARCH_HORIZON, SEARCH_HORIZON_QUICK = 1.0, 0.3  # s
 SEARCH_STEPS, SEARCH_STEPS_QUICK, SEARCH_STARTS = 10, 3, 2
+SEARCH_RATE = 0.2  # Adam step in the unit box: a few steps can cross it
 
 
 def _arm_outputs(t1, save_every):
@@ -117,7 +118,8 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     sampled = float(np.max(np.linalg.norm(np.asarray(out["error"])[:, :k], axis=2)))
     peak = _peak_error(horizon)
     vertex = vertex_method(peak, BOX)
-    ext = extreme_search(peak, BOX, steps=SEARCH_STEPS_QUICK if quick else SEARCH_STEPS, starts=SEARCH_STARTS)
+    steps = SEARCH_STEPS_QUICK if quick else SEARCH_STEPS
+    ext = extreme_search(peak, BOX, default_optimizer(steps, SEARCH_RATE), steps=steps, starts=SEARCH_STARTS)
     return {
         "n_samples": n,
         "tip_error_upper_max": float(np.max(env.upper["error"])),
