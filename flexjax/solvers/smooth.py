@@ -1,5 +1,7 @@
 r"""Adaptive integration of the ODE forms (`Baumgarte`, `UdwadiaKalaba`) with diffrax."""
 
+import math
+
 import diffrax
 import equinox as eqx
 import jax
@@ -96,7 +98,9 @@ def simulate_ode(
     - `event`: `event(t, q, v, system) -> scalar`; the run stops where it crosses zero
       (located by a Newton root find); `Trajectory.event_time` holds that time.
     - `adjoint`: diffrax adjoint for reverse-mode gradients (default recursive
-      checkpointing, exact gradients of the discrete solution).
+      checkpointing; with fixed steps one checkpoint per step, which gives gradients
+      exact to round-off, where diffrax's default binomial schedule was measured up to
+      1.6e-4 off on a 1838-step run).
     - `consistent`, `throw`: as in `simulate`.
     """
     form = Baumgarte() if form is None else form
@@ -119,6 +123,12 @@ def simulate_ode(
         controller = diffrax.ConstantStepSize()
     else:
         controller = diffrax.PIDController(rtol=rtol, atol=atol)
+    if adjoint is None and rtol is None:
+        # one checkpoint per step: with fewer (diffrax's default, from max_steps) the
+        # reverse pass of long fixed-step runs came out up to 1.6e-4 off the finite
+        # differences (flfj_tune, 1838 Tsit5 steps, diffrax 0.7.2); storing every step is exact
+        nsteps = math.ceil(float(t1 - t0) / float(dt0) - 1e-9)
+        adjoint = diffrax.RecursiveCheckpointAdjoint(checkpoints=max(nsteps, 1) + 1)
     adjoint = diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint
     traj = _solve(
         system, form, solver, q0, v0, jnp.asarray(t0, float), jnp.asarray(t1, float), ts, dt0,
