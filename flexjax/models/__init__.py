@@ -27,8 +27,3 @@ from .impact_beam import (
     impact_beam_ancf_state as impact_beam_ancf_state,
     impact_beam_state as impact_beam_state,
 )
-from .parallel_robot import (
-    CirclePath as RobotCirclePath,
-    inverse_kinematics as robot_inverse_kinematics,
-    parallel_robot as parallel_robot,
-)
