@@ -66,6 +66,8 @@ import flexjax as fj
 from flexjax.batch import run_batch
 from flexjax.joints.ancf import AncfPin
 
+from bench_batch import _table  # same printed-table layout as the batch benchmark
+
 G = 9.81
 # (a) the very flexible pendulum (experiments/flexible_pendulum.py)
 FLEX = dict(length=1.2, area=0.0018, second_moment=1.215e-8, rho=5540.0, youngs=0.7e6)
@@ -359,14 +361,6 @@ def bench_spinup(a):
 
 
 # -- report ------------------------------------------------------------------------------------------
-def _table(rows, cols):
-    cells = [[h for h, _ in cols]] + [[f(r) for _, f in cols] for r in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(cols))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ints = lambda s: [int(x) for x in s.split(",") if x.strip()]
