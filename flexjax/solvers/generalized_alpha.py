@@ -16,7 +16,10 @@ $\gamma = \tfrac12 + \alpha_f - \alpha_m$, $\beta = \tfrac14(\gamma+\tfrac12)^2$
 
 The constraint rows are divided by $\beta' h^2$, $\beta' = \beta(1-\alpha_f)/(1-\alpha_m)$,
 so that the Newton matrix $\approx [M,\ \Phi_q^T;\ \Phi_q,\ 0]$ stays well conditioned as
-$h \to 0$. Newton uses the exact Jacobian of the residual (forward-mode autodiff).
+$h \to 0$. Newton uses the exact Jacobian of the residual (forward-mode autodiff),
+either at every iteration (`newton="full"`) or kept across iterations and steps and
+refreshed only when the iteration stops contracting (`newton="modified"`, see
+`GeneralizedAlpha`).
 
 Gradients: each step's Newton solve is wrapped in `jax.lax.custom_root`, so forward
 and reverse mode differentiate the *solution* by the implicit function theorem
@@ -38,7 +41,9 @@ from .base import AbstractDAESolver
 class GAState(eqx.Module):
     """Loop state: positions `q`, velocities `v`, pseudo-accelerations `a`, true
     accelerations `qdd`, multipliers `lam` and the states `z` of the stateful force
-    elements used in the last step (`System.force_states`)."""
+    elements used in the last step (`System.force_states`). With `newton="modified"`
+    also the kept inverse Newton matrix `jac_inv` and whether it has been computed yet
+    (`jac_valid`); `None` otherwise."""
 
     q: Float[Array, " nq"]
     v: Float[Array, " nq"]
@@ -46,15 +51,19 @@ class GAState(eqx.Module):
     qdd: Float[Array, " nq"]
     lam: Float[Array, " m"]
     z: tuple = ()
+    jac_inv: Float[Array, "n n"] | None = None
+    jac_valid: Bool[Array, ""] | None = None
 
 
 class StepInfo(eqx.Module):
     """Newton diagnostics of one step: `converged`, scaled `error` (<= 1 when
-    converged), `iterations`."""
+    converged), `iterations`, and `jacobians`: Newton matrices formed in the step
+    (equal to `iterations` with `newton="full"`)."""
 
     converged: Bool[Array, ""]
     error: Float[Array, ""]
     iterations: Int[Array, ""]
+    jacobians: Int[Array, ""]
 
 
 def linear_solve(J, r, least_squares: bool = False):
@@ -99,6 +108,20 @@ class GeneralizedAlpha(AbstractDAESolver):
       more joints than it needs) is handled: the accelerations and positions are unique,
       the multipliers are the minimum-norm ones (only their combination $\Phi_q^T\lambda$
       is defined). Costs an SVD per Newton iteration instead of an LU solve.
+    - `newton`: `"full"` (default) forms the Newton matrix by autodiff and solves with
+      it at every iteration (quadratic convergence). `"modified"` keeps the inverse
+      Newton matrix across iterations *and steps* and forms a new one only when it
+      is missing (first step), when an increment shrank by less than
+      `contraction_max` relative to the previous one, or after `reuse_iterations`
+      iterations of one step without convergence. An iteration then costs one
+      residual evaluation and one matrix-vector product. Convergence is linear with
+      the measured rate $\theta$, so the scaled error is $\max(1, \theta/(1-\theta))$
+      times the increment. Under `vmap` a new matrix is formed for the whole batch
+      when any sample needs one (samples that do not keep theirs), so batches of
+      similar samples pay for it rarely. Results agree with `"full"` to the Newton
+      tolerance; gradients are the same (implicit differentiation at the converged
+      point uses the exact Jacobian either way).
+    - `contraction_max`, `reuse_iterations`: the refresh rules of `"modified"`.
     """
 
     rho_inf: Float[Array, ""] = eqx.field(converter=jnp.asarray, default=0.9)
@@ -107,6 +130,9 @@ class GeneralizedAlpha(AbstractDAESolver):
     max_iter: int = eqx.field(static=True, default=20)
     index2: bool = eqx.field(static=True, default=False)
     redundant: bool = eqx.field(static=True, default=False)
+    newton: str = eqx.field(static=True, default="full")
+    contraction_max: float = eqx.field(static=True, default=0.5)
+    reuse_iterations: int = eqx.field(static=True, default=6)
     order: ClassVar[int] = 2
 
     def __check_init__(self):
@@ -116,6 +142,10 @@ class GeneralizedAlpha(AbstractDAESolver):
             raise ValueError(f"GeneralizedAlpha: `rho_inf` must lie in [0, 1], got {float(self.rho_inf)}.")
         if self.max_iter < 1 or self.rtol <= 0 or self.atol <= 0:
             raise ValueError("GeneralizedAlpha: need max_iter >= 1 and positive rtol, atol.")
+        if self.newton not in ("full", "modified"):
+            raise ValueError(f"GeneralizedAlpha: `newton` must be 'full' or 'modified', got {self.newton!r}.")
+        if not 0.0 < self.contraction_max < 1.0 or self.reuse_iterations < 1:
+            raise ValueError("GeneralizedAlpha: need 0 < contraction_max < 1 and reuse_iterations >= 1.")
 
     def coefficients(self):
         """$(\\alpha_m, \\alpha_f, \\gamma, \\beta)$ from $\\rho_\\infty$ (Chung-Hulbert)."""
@@ -129,7 +159,11 @@ class GeneralizedAlpha(AbstractDAESolver):
     def init(self, system, t0, q0, v0) -> GAState:
         """State at `t0` with consistent accelerations and multipliers."""
         qdd, lam = consistent_accelerations(system, q0, v0, t0, self.redundant)
-        return GAState(q=q0, v=v0, a=qdd, qdd=qdd, lam=lam, z=system.force_states())
+        jac_inv = jac_valid = None
+        if self.newton == "modified":
+            n = q0.shape[0] + lam.shape[0] * (2 if self.index2 else 1)
+            jac_inv, jac_valid = jnp.zeros((n, n), q0.dtype), jnp.array(False)
+        return GAState(q=q0, v=v0, a=qdd, qdd=qdd, lam=lam, z=system.force_states(), jac_inv=jac_inv, jac_valid=jac_valid)
 
     def step(self, system, t, h, s: GAState) -> tuple[GAState, StepInfo]:
         r"""Advance `s` from `t` to `t + h`.
@@ -166,13 +200,22 @@ class GeneralizedAlpha(AbstractDAESolver):
             return jnp.concatenate(rows)
 
         x0 = jnp.concatenate([s.qdd, s.lam] + ([jnp.zeros(m, s.q.dtype)] if self.index2 else []))
-        newton = lambda f, x: self._newton(f, x, nq, m, beta_h2, jnp.max(jnp.abs(s.q)))
+        scale = (nq, m, beta_h2, jnp.max(jnp.abs(s.q)))
+        if self.newton == "modified":
+            m_bar = jnp.max(jnp.abs(jnp.diagonal(system.mass(s.q))))
+            newton = lambda f, x: self._modified_newton(f, x, *scale, m_bar, s.jac_inv, s.jac_valid)
+        else:
+            newton = lambda f, x: self._newton(f, x, *scale)
         # aux must be floating point: custom_root's JVP rule gives aux float tangents
-        x, (error, iters) = jax.lax.custom_root(residual, x0, newton, self._tangent_solve, has_aux=True)
+        x, aux = jax.lax.custom_root(residual, x0, newton, self._tangent_solve, has_aux=True)
+        error, iters, njac = aux[:3]
         qdd, lam = x[:nq], x[nq : nq + m]
         a1, q1, v1 = kinematics(x)
-        info = StepInfo(error <= 1.0, error, iters.astype(int))
-        return GAState(q=q1, v=v1, a=a1, qdd=qdd, lam=lam, z=z), info
+        info = StepInfo(error <= 1.0, error, iters.astype(int), njac.astype(int))
+        jac = {}
+        if self.newton == "modified":  # the kept matrix only steers Newton: no derivative
+            jac = dict(jac_inv=jax.lax.stop_gradient(aux[3]), jac_valid=s.jac_valid | (njac > 0))
+        return GAState(q=q1, v=v1, a=a1, qdd=qdd, lam=lam, z=z, **jac), info
 
     def _newton(self, residual, x0, n_dyn, m, beta_h2, q_scale):
         r"""Full Newton with the autodiff Jacobian; returns `(x, (error, iterations))`.
@@ -191,18 +234,85 @@ class GeneralizedAlpha(AbstractDAESolver):
 
         def body(c):
             x, it, _ = c
-            J, r = jax.jacfwd(lambda y: (residual(y), residual(y)), has_aux=True)(x)
+            J, r = jax.jacfwd(lambda y: (r := residual(y), r), has_aux=True)(x)
             dx = linear_solve(J, r, self.redundant)
-            m_bar = jnp.max(jnp.abs(jnp.diagonal(J)[:n_dyn]))
-            dq = beta_h2 * jnp.abs(dx[:n_dyn])
-            dl = beta_h2 * jnp.abs(dx[n_dyn : n_dyn + m]) / m_bar
-            dmu = beta_h2 * jnp.abs(dx[n_dyn + m :])  # GGL correction (index2 only)
-            err = jnp.max(jnp.concatenate([dq, dl, dmu])) / tol
+            err = _increment_error(dx, J, n_dyn, m, beta_h2) / tol
             return x - dx, it + 1, jnp.where(jnp.isfinite(err), err, jnp.inf)
 
         x, it, err = jax.lax.while_loop(cond, body, (x0, jnp.array(0), jnp.array(jnp.inf, x0.dtype)))
-        return x, (err, it.astype(x.dtype))
+        return x, (err, it.astype(x.dtype), it.astype(x.dtype))
+
+    def _modified_newton(self, residual, x0, n_dyn, m, beta_h2, q_scale, m_bar, jac_inv, jac_valid):
+        r"""Newton with a kept inverse Newton matrix; returns `(x, (error, iterations,
+        jacobians, jac_inv))`. See `newton` in the class docstring for the rules.
+
+        Increments are measured as in `_newton` (`m_bar`: largest diagonal entry of
+        the mass matrix at the step's start); with the contraction rate
+        $\theta_k = e_k / e_{k-1}$ of the increments, the error left after step $k$
+        is at most $\theta_k/(1-\theta_k)\,e_k$ (a geometric series).
+        """
+        tol = self.atol + self.rtol * q_scale
+        inverse = jnp.linalg.pinv if self.redundant else jnp.linalg.inv
+        fresh_inverse = lambda x: inverse(jax.jacfwd(residual)(x))
+
+        def cond(c):
+            x, it, err, *_ = c
+            return (it == 0) | ((it < self.max_iter) & (err > 1.0) & jnp.isfinite(err))
+
+        def body(c):
+            x, it, _, inc_prev, theta, fresh, njac, Jinv = c
+            stale = (~fresh) & (it >= self.reuse_iterations)
+            need = (njac == 0) & ~jac_valid | (theta > self.contraction_max) | stale
+            Jinv, refreshed = _update_where(need, fresh_inverse, x, Jinv)
+            r = residual(x)
+            dx = Jinv @ r
+            inc = _increment_error(dx, None, n_dyn, m, beta_h2, m_bar) / tol
+            inc = jnp.where(jnp.isfinite(inc), inc, jnp.inf)
+            theta = jnp.where(it == 0, 0.0, inc / inc_prev)
+            rate = jnp.minimum(theta, 0.99)
+            err = inc * jnp.maximum(1.0, rate / (1.0 - rate))
+            err = jnp.where(theta >= 1.0, jnp.maximum(err, 1.0 + inc), err)  # diverging: never accept
+            return x - dx, it + 1, err, inc, theta, fresh | refreshed, njac + refreshed, Jinv
+
+        zero = jnp.array(0.0, x0.dtype)
+        init = (x0, jnp.array(0), jnp.array(jnp.inf, x0.dtype), zero, zero, jnp.array(False), jnp.array(0), jac_inv)
+        x, it, err, _, _, _, njac, Jinv = jax.lax.while_loop(cond, body, init)
+        return x, (err, it.astype(x.dtype), njac.astype(x.dtype), Jinv)
 
     def _tangent_solve(self, g, y):
         # g is the linearized residual at the solution; its matrix is the Newton matrix
         return linear_solve(jax.jacfwd(g)(y), y, self.redundant)
+
+
+def _increment_error(dx, J, n_dyn, m, beta_h2, m_bar=None):
+    r"""Largest Newton increment in position units: $\beta' h^2|\Delta\ddot q|$,
+    $\beta' h^2|\Delta\lambda|/\bar m$ ($\bar m$: largest diagonal entry of the mass
+    block of `J`, unless given) and $\beta' h^2|\Delta\mu|$ (index-2 only)."""
+    if m_bar is None:
+        m_bar = jnp.max(jnp.abs(jnp.diagonal(J)[:n_dyn]))
+    dq = beta_h2 * jnp.abs(dx[:n_dyn])
+    dl = beta_h2 * jnp.abs(dx[n_dyn : n_dyn + m]) / m_bar
+    dmu = beta_h2 * jnp.abs(dx[n_dyn + m :])
+    return jnp.max(jnp.concatenate([dq, dl, dmu]))
+
+
+@jax.custom_batching.custom_vmap
+def batch_any(flag: Bool[Array, ""]) -> Bool[Array, ""]:
+    """`flag` itself; under `vmap`, one unbatched `any` over the batch.
+
+    A `lax.cond` on a batched predicate turns into a `select` that evaluates both
+    branches for every sample; on the result of `batch_any` it stays a branch, taken
+    for the whole batch when any sample asks for it."""
+    return flag
+
+
+@batch_any.def_vmap
+def _batch_any_vmap(axis_size, in_batched, flag):
+    return (jnp.any(flag) if in_batched[0] else flag), False
+
+
+def _update_where(need, make, x, old):
+    """`(make(x), True)` if `need` (for every sample of a batch if any needs it),
+    else `(old, False)`; `make` is evaluated only then."""
+    need = batch_any(need)
+    return jax.lax.cond(need, lambda: make(x), lambda: old), need
