@@ -27,7 +27,8 @@ $U$ is integrated by Gauss-Legendre quadrature per element, with separate orders
 axial and bending terms (reduced axial integration is the usual remedy for membrane
 locking). Defaults `axial_order=3`, `bending_order=3`: see `docs/ancf2d.md` for the
 measured effect of the orders on the elastica. Elastic forces are $Q = -\partial U/\partial q$
-by `jax.grad`.
+by `jax.grad`, their derivative the assembled element Hessians
+(`flexjax.bodies.element_forces`).
 
 Material points are addressed by their arc length in the undeformed beam:
 `position(q, jnp.array([s]))`, $0 \le s \le L$.
@@ -45,6 +46,7 @@ from jaxtyping import Array, Float
 from .._checks import check_positive, check_shape, is_concrete
 from .._custom_types import Scalar, ScalarLike
 from .base import AbstractBody
+from .element_forces import chain_elastic_force
 
 _STRAINS = ("stretch", "green_lagrange")
 _R90 = np.array([[0.0, -1.0], [1.0, 0.0]])
@@ -120,6 +122,11 @@ def straight_beam_coordinates(start, end, n_elements: int) -> Float[Array, " nq"
 def _check_order(name, order):
     if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= 12:
         raise ValueError(f"AncfBeam2D: `{name}` must be an int Gauss order in 1..12, got {order!r}.")
+
+
+def _element_energy(beam, q_e):
+    """Elastic energy of one element from its 8 coordinates (`chain_elastic_force`)."""
+    return beam._element_energy(jnp.reshape(q_e, (4, 2)))
 
 
 class AncfBeam2D(AbstractBody):
@@ -287,8 +294,9 @@ class AncfBeam2D(AbstractBody):
         return jnp.einsum("i,eij->j", w, E) / self.n_elements
 
     def force(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: ScalarLike) -> Float[Array, " nq"]:
-        # constant mass matrix: no quadratic-velocity terms; elastic force only
-        return -jax.grad(self.potential_energy)(q)
+        # constant mass matrix: no quadratic-velocity terms; elastic force only, with
+        # 8 x 8 element stiffness matrices as its derivative
+        return chain_elastic_force(_element_energy, self, q, self.n_elements, 4, 8)
 
     def constraints(self, q: Float[Array, " nq"]) -> Float[Array, " 0"]:
         return jnp.zeros((0,), q.dtype)

@@ -26,7 +26,8 @@ Green-Lagrange strain $E = \tfrac12(F^T F - I)$ (eq. 8-9), St. Venant-Kirchhoff 
 density $W = \tfrac{\lambda}{2}(\operatorname{tr} E)^2 + \mu \operatorname{tr}(E^2)$ (eq. 11
 with the isotropic $H$), $\lambda = E\nu/((1+\nu)(1-2\nu))$, $\mu = E/(2(1+\nu))$.
 $U = \int_V W\,dV$ by Gauss quadrature (`axial_order` points per element times the
-section rule of `section_order`); $Q = -\partial U/\partial q$ by `jax.grad` (eq. 12).
+section rule of `section_order`); $Q = -\partial U/\partial q$ by `jax.grad` (eq. 12), its
+derivative the assembled element Hessians (`flexjax.bodies.element_forces`).
 The defaults (5 axial, 3 per section direction) integrate $U$ exactly for $\nu = 0$.
 
 **Locking.** The cross-section gradients are interpolated linearly along the axis and
@@ -55,6 +56,7 @@ from .._checks import check_finite, check_positive, check_shape, is_concrete, sa
 from .._custom_types import Scalar, ScalarLike
 from .ancf2d import _gauss, hermite
 from .base import AbstractBody
+from .element_forces import chain_elastic_force
 
 
 # -- cross sections --------------------------------------------------------------
@@ -201,6 +203,11 @@ def _straight(start, axes, length, n):
 _INTEGRATIONS = ("full", "selective")
 # strain components integrated in full by `integration="selective"`: E_xx, E_xy, E_xz
 _AXIAL_MASK = np.array([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+
+
+def _element_energy(beam, q_e):
+    """Elastic energy of one element from its 24 coordinates (`chain_elastic_force`)."""
+    return beam._element_energy(jnp.reshape(q_e, (8, 3)))
 
 
 def _check_order(name, order):
@@ -399,8 +406,9 @@ class AncfBeam3D(AbstractBody):
         return jnp.einsum("i,eij->j", w, self._elements(q)) / self.n_elements
 
     def force(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: ScalarLike) -> Float[Array, " nq"]:
-        # seed eq. 12; constant mass matrix: no quadratic-velocity terms
-        return -jax.grad(self.potential_energy)(q)
+        # seed eq. 12; constant mass matrix: no quadratic-velocity terms. Its derivative
+        # is assembled from 24 x 24 element stiffness matrices
+        return chain_elastic_force(_element_energy, self, q, self.n_elements, 12, 24)
 
     def constraints(self, q: Float[Array, " nq"]) -> Float[Array, " 0"]:
         return jnp.zeros((0,), q.dtype)
@@ -411,38 +419,43 @@ class AncfBeam3D(AbstractBody):
         nu = self.poisson
         return self.youngs * nu / ((1 + nu) * (1 - 2 * nu)), self.youngs / (2 * (1 + nu))
 
-    def _integrate(self, q, axial_order, rule, density):
-        r"""$\sum_e \int_{V_e}$ `density(E)` $dV$ by Gauss quadrature: `axial_order`
-        points along each element times the section `rule` `(points, weights)`."""
+    def _integrate(self, E, axial_order, rule, density):
+        r"""$\int_{V_e}$ `density(E)` $dV$ over one element with coordinates `E` `(8, 3)`
+        by Gauss quadrature: `axial_order` points along it times the section `rule`
+        `(points, weights)`."""
         xa, wa = _gauss(axial_order)
         yz, wyz = rule
         l = self.element_length
         # shape derivatives at every quadrature point: identical for all elements
         ds = jax.vmap(lambda x: jax.vmap(lambda p: shape_functions(x, p[0], p[1], l)[1])(yz))(jnp.asarray(xa))
-        F = jnp.einsum("eai,gpaj->egpij", self._elements(q), ds)
+        F = jnp.einsum("ai,gpaj->gpij", E, ds)
         C = jnp.einsum("...ki,...kj->...ij", F, F)
         Eg = 0.5 * (C - jnp.broadcast_to(jnp.eye(3, dtype=F.dtype), C.shape))
         w = l * jnp.asarray(wa)[:, None] * wyz[None, :]
-        return jnp.einsum("gp,egp->", w, density(Eg))
+        return jnp.einsum("gp,gp->", w, density(Eg))
 
-    def potential_energy(self, q: Float[Array, " nq"]) -> Scalar:
-        r"""Elastic energy $U = \int_V W(E)\,dV$ (J), seed eq. 11, with
-        $W = \tfrac{\lambda}{2}(\operatorname{tr} E)^2 + \mu \operatorname{tr}(E^2)$."""
+    def _element_energy(self, E):
+        """Elastic energy of one element with coordinates `E` `(8, 3)` (J)."""
         lam, mu = self.lame()
         rule = self._section_rule()
         trace = lambda Eg: jnp.trace(Eg, axis1=-2, axis2=-1)
         if self.integration == "full":
-            return self._integrate(q, self.axial_order, rule, lambda Eg: 0.5 * lam * trace(Eg) ** 2 + mu * jnp.sum(Eg * Eg, axis=(-2, -1)))
+            return self._integrate(E, self.axial_order, rule, lambda Eg: 0.5 * lam * trace(Eg) ** 2 + mu * jnp.sum(Eg * Eg, axis=(-2, -1)))
         # selective: the axial and transverse-shear terms in full; the section-deformation
         # terms (E_yy, E_zz, E_yz) and the volumetric term with 2 points along the axis.
         # Linear interpolation of r_y, r_z shortens them in a bent element (a strain
         # quadratic in x); the 2-point rule does not see that mode (thickness locking)
-        axial = jnp.asarray(_AXIAL_MASK, q.dtype)
+        axial = jnp.asarray(_AXIAL_MASK, E.dtype)
         return self._integrate(
-            q, self.axial_order, rule, lambda Eg: mu * jnp.einsum("...ij,ij->...", Eg * Eg, axial)
+            E, self.axial_order, rule, lambda Eg: mu * jnp.einsum("...ij,ij->...", Eg * Eg, axial)
         ) + self._integrate(
-            q, 2, rule, lambda Eg: 0.5 * lam * trace(Eg) ** 2 + mu * jnp.einsum("...ij,ij->...", Eg * Eg, 1 - axial)
+            E, 2, rule, lambda Eg: 0.5 * lam * trace(Eg) ** 2 + mu * jnp.einsum("...ij,ij->...", Eg * Eg, 1 - axial)
         )
+
+    def potential_energy(self, q: Float[Array, " nq"]) -> Scalar:
+        r"""Elastic energy $U = \int_V W(E)\,dV$ (J), seed eq. 11, with
+        $W = \tfrac{\lambda}{2}(\operatorname{tr} E)^2 + \mu \operatorname{tr}(E^2)$."""
+        return jnp.sum(jax.vmap(self._element_energy)(self._elements(q)))
 
     def green_lagrange(self, q: Float[Array, " nq"], point: Float[Array, " 3"]) -> Float[Array, "3 3"]:
         r"""Green-Lagrange strain $E = \tfrac12(F^T F - I)$ at `point` (seed eq. 9)."""
