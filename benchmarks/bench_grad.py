@@ -1,8 +1,8 @@
 """Gradient cost and memory of the generalized-alpha solver on long trajectories.
 
 Reverse-mode gradient of the final tip x of the very flexible planar ANCF pendulum
-(4 elements, pinned, h = 1e-4 s, rho_inf = 0.9) with respect to E, for 10^3, 10^4, 10^5
-steps, with `simulate(checkpoint=True)` (default: steps recomputed in ~sqrt(n) blocks)
+(4 elements, pinned, h = 1e-4 s, rho_inf = 0.9, `--newton` modified (default) or full
+Newton) with respect to E, for 10^3, 10^4, 10^5 steps, with `simulate(checkpoint=True)` (default: steps recomputed in ~sqrt(n) blocks)
 and `checkpoint=False` (every step's linearization stored). For each: AOT compile
 time, median run time of `--repeat` warm calls (forward and gradient), their ratio,
 and XLA's compiled temporary-memory plan (`Compiled.memory_analysis()`), which is the
@@ -24,13 +24,14 @@ def parse_args(argv=None):
     p.add_argument("--steps", default="1000,10000,100000", help="comma-separated step counts")
     p.add_argument("--repeat", type=int, default=3, help="warm runs; the median is reported")
     p.add_argument("--elements", type=int, default=4)
+    p.add_argument("--newton", choices=("modified", "full"), default="modified", help="GeneralizedAlpha(newton=...)")
     p.add_argument("--json", metavar="FILE")
     a = p.parse_args(argv)
     a.steps = [int(x) for x in a.steps.split(",") if x.strip()]
     return a
 
 
-def loss_fn(n_steps, elements, checkpoint):
+def loss_fn(n_steps, elements, checkpoint, newton="modified"):
     import jax.numpy as jnp
 
     import flexjax as fj
@@ -41,7 +42,7 @@ def loss_fn(n_steps, elements, checkpoint):
         beam = AncfBeam2D(1.2, 5540.0, 0.0018, 1.215e-8, E, elements)
         system = fj.System([beam], [AncfPin(0, 0)], [fj.Gravity((0.0, -9.81))])
         q0 = beam.straight_coordinates()
-        tr = fj.simulate(system, q0, jnp.zeros_like(q0), n_steps * 1e-4, 1e-4, solver=fj.GeneralizedAlpha(rho_inf=0.9),
+        tr = fj.simulate(system, q0, jnp.zeros_like(q0), n_steps * 1e-4, 1e-4, solver=fj.GeneralizedAlpha(rho_inf=0.9, newton=newton),
                          save_every=n_steps, consistent=False, throw=False, checkpoint=checkpoint)
         return tr.q[-1, -4]
 
@@ -75,7 +76,7 @@ def main(argv=None):
     rows = []
     for n in a.steps:
         for ckpt in (True, False):
-            f = loss_fn(n, a.elements, ckpt)
+            f = loss_fn(n, a.elements, ckpt, a.newton)
             fc, fr, fm, _ = measure(f, E, a.repeat)
             gc, gr, gm, g = measure(jax.grad(f), E, a.repeat)
             rows.append({"steps": n, "checkpoint": ckpt, "forward_compile_s": fc, "forward_run_s": fr,
@@ -86,7 +87,7 @@ def main(argv=None):
     dev = jax.local_devices()[0]
     print(f"\nflexjax {flexjax.__version__}, jax {jax.__version__}, {dev.platform}:{dev.device_kind}, "
           f"{os.cpu_count()} CPU cores, load {os.getloadavg()[0]:.1f}, float64; ANCF pendulum {a.elements} el., "
-          f"h = 1e-4 s; median of {a.repeat} warm runs\n")
+          f"h = 1e-4 s, {a.newton} Newton; median of {a.repeat} warm runs\n")
     head = f"{'steps':>7} {'ckpt':>5} {'fwd run (s)':>12} {'grad run (s)':>13} {'grad/fwd':>9} " \
            f"{'grad temp (MB)':>15} {'fwd compile':>12} {'grad compile':>13}"
     print(head + "\n" + "-" * len(head))
@@ -96,7 +97,7 @@ def main(argv=None):
               f"{r['forward_compile_s']:>12.1f} {r['grad_compile_s']:>13.1f}")
     if a.json:
         with open(a.json, "w") as fh:
-            json.dump({"jax_version": jax.__version__, "device": dev.platform, "rows": rows}, fh, indent=2)
+            json.dump({"jax_version": jax.__version__, "device": dev.platform, "newton": a.newton, "rows": rows}, fh, indent=2)
 
 
 if __name__ == "__main__":

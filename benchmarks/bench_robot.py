@@ -5,16 +5,17 @@ r"""Generalized-α on the flexible 3-RRPaR robot: compile time, steps/s, and wha
 Model: `flexjax.models.parallel_robot` (E = 116 GPa, h = 0.002 s, ρ∞ = 0.7). Reported:
 
 - compile time of a jitted `lax.scan` of `--steps` solver steps and its steps/s after
-  compile (`min(timeit.repeat)`), the mean Newton iterations per step;
-- the parts of one Newton iteration: the residual, its Jacobian as one `jax.jacfwd`
-  over the whole system (what `GeneralizedAlpha` does), the dense LU solve and the
-  least-squares (SVD) solve used with `redundant=True`;
-- the same with per-body Jacobians of the elastic forces: `AncfBeam3D.force` wrapped in
-  a `jax.custom_jvp` whose tangent is the beam's own Hessian times the tangent. Inside the
-  whole-system `jacfwd` the Hessian depends only on the primal point, so it is formed
-  once per beam (36 directions for a 2-element rod) instead of once per system column
-  (nq + m directions through every beam). The variant is patched in for the run only;
-  the two Newton matrices are compared.
+  compile (`min(timeit.repeat)`), the mean Newton iterations and Newton matrices per step;
+- the parts of one Newton iteration: the residual, its Jacobian (one `jax.jacfwd` over
+  the whole system, what `GeneralizedAlpha` does to form a Newton matrix), the dense LU
+  solve and the least-squares (SVD) solve used with `redundant=True`;
+- three variants of the flexible robot: full Newton with the elastic forces
+  differentiated by plain autodiff (`-jax.grad` of the energy, so the whole-system
+  `jacfwd` pushes nq + m directions through every beam; patched in for that row only),
+  full Newton with the beams' assembled element stiffness matrices (the default,
+  `flexjax.bodies.element_forces`: each 24 x 24 element Hessian formed once per
+  matrix), and modified Newton (`newton="modified"`) with the element stiffness. The
+  first two Newton matrices are compared.
 
 `OPENBLAS_NUM_THREADS` defaults to 1 here: on a shared 2-core machine OpenBLAS's thread
 pool spins and a 400x400 LU takes 40x longer.
@@ -39,25 +40,13 @@ from flexjax.bodies.ancf3d import AncfBeam3D  # noqa: E402
 from flexjax.models import parallel_robot as pr  # noqa: E402
 
 
-@jax.custom_jvp
-def _elastic_force(beam, q):
-    return -jax.grad(beam.potential_energy)(q)
-
-
-@_elastic_force.defjvp
-def _elastic_force_jvp(primals, tangents):
-    beam, q = primals
-    dbeam, dq = tangents
-    K = jax.hessian(beam.potential_energy)(q)  # per body: depends on the primal only
-    _, d_param = jax.jvp(lambda b: -jax.grad(b.potential_energy)(q), (beam,), (dbeam,))
-    return _elastic_force(beam, q), -K @ dq + d_param
-
-
 @contextlib.contextmanager
-def per_body_hessian():
-    """Temporarily route `AncfBeam3D.force` through `_elastic_force`."""
+def whole_system_jacobian():
+    """Temporarily give `AncfBeam3D.force` plain autodiff derivatives (`-jax.grad` of the
+    energy, differentiated again by the whole-system `jacfwd`) instead of the assembled
+    element stiffness matrices."""
     original = AncfBeam3D.force
-    AncfBeam3D.force = lambda self, q, v, t: _elastic_force(self, q)
+    AncfBeam3D.force = lambda self, q, v, t: -jax.grad(self.potential_energy)(q)
     try:
         yield
     finally:
@@ -108,7 +97,7 @@ def _loop(system, solver, state, h, steps, repeat):
     def run(system, state):
         def body(s, k):
             s, info = solver.step(system, k * h, h, s)
-            return s, (info.iterations, info.converged)
+            return s, (info.iterations, info.jacobians, info.converged)
 
         return jax.lax.scan(body, state, jnp.arange(steps, dtype=float))
 
@@ -116,27 +105,27 @@ def _loop(system, solver, state, h, steps, repeat):
     start = time.perf_counter()
     compiled = f.lower(system, state).compile()
     t_compile = time.perf_counter() - start
-    _, (iters, ok) = compiled(system, state)
+    _, (iters, jacs, ok) = compiled(system, state)
     if not bool(np.all(np.asarray(ok))):
         raise RuntimeError("bench_robot: a Newton solve did not converge")
     t_run = _best(lambda: compiled(system, state), repeat)
-    return t_compile, t_run / steps, float(np.mean(np.asarray(iters)))
+    return t_compile, t_run / steps, float(np.mean(np.asarray(iters))), float(np.mean(np.asarray(jacs)))
 
 
-def bench(rigid, elements, steps, repeat):
+def bench(rigid, elements, steps, repeat, newton):
     system = pr.parallel_robot(rigid=rigid, n_elements=elements)
-    solver = pr.solver(rigid)
+    solver = pr.solver(rigid, newton=newton)
     q0, v0 = pr.initial_state(system)
     h = 0.002
     state = eqx.filter_jit(solver.init)(system, jnp.asarray(0.0), q0, v0)
     parts, J = _newton_parts(system, solver, state, h, repeat)
-    t_compile, t_step, iters = _loop(system, solver, state, h, steps, repeat)
+    t_compile, t_step, iters, jacs = _loop(system, solver, state, h, steps, repeat)
     return dict(nq=system.nq, m=system.nconstraints, compile=t_compile, steps_per_s=1 / t_step, iterations=iters,
-                **parts), J
+                jacobians=jacs, **parts), J
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--elements", type=int, default=2)
     p.add_argument("--repeat", type=int, default=3)
@@ -145,19 +134,23 @@ def main():
     print(f"device {jax.devices()[0]}, dtype {jnp.zeros(()).dtype}, OPENBLAS_NUM_THREADS="
           f"{os.environ['OPENBLAS_NUM_THREADS']}, {args.elements} elements per rod, {args.steps} steps")
     rows = {}
-    rows["flexible, whole-system jacfwd"], J0 = bench(False, args.elements, args.steps, args.repeat)
-    with per_body_hessian():
-        rows["flexible, per-body Hessian"], J1 = bench(False, args.elements, args.steps, args.repeat)
+    with whole_system_jacobian():
+        rows["flexible, full Newton, whole-system jacfwd"], J0 = bench(False, args.elements, args.steps, args.repeat, "full")
+    rows["flexible, full Newton, element stiffness"], J1 = bench(False, args.elements, args.steps, args.repeat, "full")
+    rows["flexible, modified Newton, element stiffness"], _ = bench(False, args.elements, args.steps, args.repeat,
+                                                                   "modified")
     scale = np.max(np.abs(J0))
     print(f"Newton matrices agree: max |difference| / max |entry| = {np.max(np.abs(J1 - J0)) / scale:.1e}")
     if args.rigid:
-        rows["rigid (redundant, lstsq)"], _ = bench(True, args.elements, args.steps, args.repeat)
-    head = ("model", "nq", "m", "compile s", "steps/s", "Newton it/step", "residual ms", "jacfwd ms", "LU ms",
-            "lstsq ms")
+        for newton in ("full", "modified"):
+            rows[f"rigid (redundant), {newton} Newton"], _ = bench(True, args.elements, args.steps, args.repeat, newton)
+    head = ("model", "nq", "m", "compile s", "steps/s", "Newton it/step", "matrices/step", "residual ms", "jacfwd ms",
+            "LU ms", "lstsq ms")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for name, r in rows.items():
         vals = (r["nq"], r["m"], f"{r['compile']:.1f}", f"{r['steps_per_s']:.2f}", f"{r['iterations']:.2f}",
+                f"{r['jacobians']:.2f}",
                 f"{1e3 * r['residual']:.2f}", f"{1e3 * r['jacobian']:.1f}", f"{1e3 * r['lu']:.2f}",
                 f"{1e3 * r['lstsq']:.1f}")
         print(f"| {name} | " + " | ".join(str(v) for v in vals) + " |")

@@ -27,6 +27,7 @@ from . import (
     flfj_tune,
     impact_stick_slip,
     mobile_robot,
+    parallel_robot,
     pendulum,
     slider_crank,
     spinup,
@@ -54,7 +55,7 @@ EXPERIMENTS: dict[str, Experiment] = {
     for m in (
         pendulum, slider_crank, mobile_robot, baumgarte_region, baumgarte_tune, flfj_modes, flfj_stiffness,
         elastica, flexible_pendulum, flfj_control, flfj_tune, spinup, clearance_arm, clearance_interval,
-        ancf3d_cantilever, impact_stick_slip,
+        ancf3d_cantilever, impact_stick_slip, parallel_robot,
     )
 }
 DEFAULT = "pendulum"

@@ -340,18 +340,19 @@ def initial_state(system: System, path: CirclePath | None = None):
     return q0, v0
 
 
-def solver(rigid: bool, rho_inf: float = 0.7) -> GeneralizedAlpha:
+def solver(rigid: bool, rho_inf: float = 0.7, newton: str = "modified") -> GeneralizedAlpha:
     """Generalized-α, ρ∞ = 0.7 (seed §3.2); least-squares Newton for the rigid mechanism,
-    whose $\\Phi_q$ is rank deficient."""
-    return GeneralizedAlpha(rho_inf=rho_inf, redundant=rigid)
+    whose $\\Phi_q$ is rank deficient. Modified Newton by default (`GeneralizedAlpha`:
+    the Newton matrix of this 500-unknown system is kept across steps)."""
+    return GeneralizedAlpha(rho_inf=rho_inf, redundant=rigid, newton=newton)
 
 
 def run(system: System, t1: float, dt: float = 0.002, *, rigid: bool = False, save_every: int = 1,
-        path: CirclePath | None = None, throw: bool = True, progress: bool = False):
-    """Simulate from `initial_state` with `solver(rigid)` (h = `dt`, seed: 0.002 s)."""
+        path: CirclePath | None = None, throw: bool = True, progress: bool = False, newton: str = "modified"):
+    """Simulate from `initial_state` with `solver(rigid, newton=newton)` (h = `dt`, seed: 0.002 s)."""
     q0, v0 = initial_state(system, path)
-    return simulate(system, q0, v0, t1, dt, solver=solver(rigid), save_every=save_every, throw=throw,
-                    progress=progress)
+    return simulate(system, q0, v0, t1, dt, solver=solver(rigid, newton=newton), save_every=save_every,
+                    throw=throw, progress=progress)
 
 
 def platform_response(system: System, traj):
