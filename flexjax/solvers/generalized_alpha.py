@@ -255,24 +255,33 @@ class GeneralizedAlpha(AbstractDAESolver):
         inverse = jnp.linalg.pinv if self.redundant else jnp.linalg.inv
         fresh_inverse = lambda x: inverse(jax.jacfwd(residual)(x))
 
-        def cond(c):
-            x, it, err, *_ = c
+        def active(it, err):
             return (it == 0) | ((it < self.max_iter) & (err > 1.0) & jnp.isfinite(err))
 
+        # Under vmap the loop runs while any sample is active (`batch_any`), and samples
+        # that are done keep their small carries by `where`; the kept matrix is shared
+        # state (a refresh is for the whole batch), so it is never selected per sample
+        # (that select copied the whole batch of matrices at every iteration).
+        def cond(c):
+            return batch_any(active(c[1], c[2]))
+
         def body(c):
-            x, it, _, inc_prev, theta, fresh, njac, Jinv = c
+            x, it, err, inc_prev, theta, fresh, njac, Jinv = c
+            on = active(it, err)
             stale = (~fresh) & (it >= self.reuse_iterations)
-            need = (njac == 0) & ~jac_valid | (theta > self.contraction_max) | stale
+            need = on & ((njac == 0) & ~jac_valid | (theta > self.contraction_max) | stale)
             Jinv, refreshed = _update_where(need, fresh_inverse, x, Jinv)
             r = residual(x)
             dx = Jinv @ r
             inc = _increment_error(dx, None, n_dyn, m, beta_h2, m_bar) / tol
             inc = jnp.where(jnp.isfinite(inc), inc, jnp.inf)
-            theta = jnp.where(it == 0, 0.0, inc / inc_prev)
-            rate = jnp.minimum(theta, 0.99)
-            err = inc * jnp.maximum(1.0, rate / (1.0 - rate))
-            err = jnp.where(theta >= 1.0, jnp.maximum(err, 1.0 + inc), err)  # diverging: never accept
-            return x - dx, it + 1, err, inc, theta, fresh | refreshed, njac + refreshed, Jinv
+            theta_new = jnp.where(it == 0, 0.0, inc / inc_prev)
+            rate = jnp.minimum(theta_new, 0.99)
+            err_new = inc * jnp.maximum(1.0, rate / (1.0 - rate))
+            err_new = jnp.where(theta_new >= 1.0, jnp.maximum(err_new, 1.0 + inc), err_new)  # diverging: never accept
+            keep = lambda new, old: jnp.where(on, new, old)
+            return (keep(x - dx, x), keep(it + 1, it), keep(err_new, err), keep(inc, inc_prev), keep(theta_new, theta),
+                    fresh | (refreshed & on), njac + (refreshed & on), Jinv)
 
         zero = jnp.array(0.0, x0.dtype)
         init = (x0, jnp.array(0), jnp.array(jnp.inf, x0.dtype), zero, zero, jnp.array(False), jnp.array(0), jac_inv)
