@@ -57,6 +57,8 @@ def parse_args(argv=None):
     p.add_argument("--repeat", type=int, default=3, help="warm batch runs; the median is reported")
     p.add_argument("--host-devices", type=int, default=None, help="force K host (CPU) devices")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--newton", choices=("full", "modified"), default="full",
+                   help="GeneralizedAlpha(newton=...) for the rigid models (the clearance arm keeps its own solver)")
     p.add_argument("--json", metavar="FILE", help="write all numbers as JSON")
     a = p.parse_args(argv)
     a.n = [int(x) for x in a.n.split(",") if x.strip()]
@@ -65,7 +67,7 @@ def parse_args(argv=None):
     return a
 
 
-def build(model, steps, dt):
+def build(model, steps, dt, newton="full"):
     """`(fn, box)`: fn(p) simulates one sample; box the sampled parameter range."""
     import jax.numpy as jnp
 
@@ -73,7 +75,7 @@ def build(model, steps, dt):
     from flexjax import models
     from flexjax.analysis.interval import Interval
 
-    solver = flexjax.GeneralizedAlpha(rho_inf=0.9)
+    solver = flexjax.GeneralizedAlpha(rho_inf=0.9, newton=newton)
     t1 = steps * dt
     if model == "slider_crank":
 
@@ -118,7 +120,7 @@ def bench(a):
 
     from flexjax.batch import run_batch
 
-    fn, box = build(a.model, a.steps, a.dt)
+    fn, box = build(a.model, a.steps, a.dt, a.newton)
     single = jax.jit(fn)
     rows = []
     loop_compiled = None
@@ -185,7 +187,8 @@ def main(argv=None):
     dev = jax.local_devices()
     device = f"{dev[0].platform}:{dev[0].device_kind}"
     print(f"flexjax {flexjax.__version__}, jax {jax.__version__}, {len(dev)} x {device}, "
-          f"{os.cpu_count()} CPU cores, float64; model {a.model}, generalized-alpha rho_inf={rho_inf(a.model)}, "
+          f"{os.cpu_count()} CPU cores, float64; model {a.model}, "
+          f"generalized-alpha rho_inf={rho_inf(a.model)} ({a.newton} Newton), "
           f"{a.steps} steps of dt={a.dt:g}; batch run = median of {a.repeat} warm runs\n")
     print(_table(rows, [
         ("N", lambda r: str(r["n"])),
@@ -205,7 +208,7 @@ def main(argv=None):
         meta = {"flexjax_version": flexjax.__version__, "jax_version": jax.__version__, "device": device,
                 "devices": len(dev), "cpu_count": os.cpu_count(), "machine": platform.machine(),
                 "model": a.model, "steps": a.steps, "dt": a.dt, "repeat": a.repeat, "rho_inf": rho_inf(a.model),
-                "chunk_size": a.chunk_size, "dtype": "float64"}
+                "newton": a.newton, "chunk_size": a.chunk_size, "dtype": "float64"}
         with open(a.json, "w") as f:
             json.dump({**meta, "rows": rows}, f, indent=2)
         print(f"\nwrote {a.json}")

@@ -117,8 +117,10 @@ class GeneralizedAlpha(AbstractDAESolver):
       residual evaluation and one matrix-vector product. Convergence is linear with
       the measured rate $\theta$, so the scaled error is $\max(1, \theta/(1-\theta))$
       times the increment. Under `vmap` a new matrix is formed for the whole batch
-      when any sample needs one (samples that do not keep theirs), so batches of
-      similar samples pay for it rarely. Results agree with `"full"` to the Newton
+      when any sample needs one (every sample takes its new matrix, also one that
+      has already converged in this step), so batches of similar samples pay for it
+      rarely; batched results equal per-sample runs to the Newton tolerance, not
+      bit for bit. Results agree with `"full"` to the Newton
       tolerance; gradients are the same (implicit differentiation at the converged
       point uses the exact Jacobian either way).
     - `contraction_max`, `reuse_iterations`: the refresh rules of `"modified"`.
@@ -163,7 +165,8 @@ class GeneralizedAlpha(AbstractDAESolver):
         if self.newton == "modified":
             n = q0.shape[0] + lam.shape[0] * (2 if self.index2 else 1)
             jac_inv, jac_valid = jnp.zeros((n, n), q0.dtype), jnp.array(False)
-        return GAState(q=q0, v=v0, a=qdd, qdd=qdd, lam=lam, z=system.force_states(), jac_inv=jac_inv, jac_valid=jac_valid)
+        return GAState(q=q0, v=v0, a=qdd, qdd=qdd, lam=lam, z=system.force_states(),
+                       jac_inv=jac_inv, jac_valid=jac_valid)
 
     def step(self, system, t, h, s: GAState) -> tuple[GAState, StepInfo]:
         r"""Advance `s` from `t` to `t + h`.
