@@ -1,4 +1,4 @@
-"""Planar ANCF beam (issue 4, items 1-2): statics against the exact elastica and beam
+"""Planar ANCF beam: statics against the exact elastica and beam
 theory, invariance, mass properties, joints, loads, gradients, batching, dynamics."""
 
 import equinox as eqx

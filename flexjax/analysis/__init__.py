@@ -29,8 +29,8 @@ from .flfj import (
     shape_tables as shape_tables,
     transverse_modes as transverse_modes,
 )
-from . import stability as stability  # Baumgarte stability regions (issue 5)
-from . import interval as interval  # interval uncertainty: sampling, vertices, gradient search (issue 4)
+from . import stability as stability  # Baumgarte stability regions
+from . import interval as interval  # interval uncertainty: sampling, vertices, gradient search
 from .interval import (
     Envelope as Envelope,
     ExtremeResult as ExtremeResult,

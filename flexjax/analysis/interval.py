@@ -1,4 +1,4 @@
-r"""Interval uncertainty (seed 002 §5, SPEC "Interval uncertainty"; issue 4 item 5).
+r"""Interval uncertainty (seed 002 §5, SPEC "Interval uncertainty").
 
 Parameters $p \in \mathbb R^d$ are known only to lie in a box
 $[\underline p, \overline p] = \prod_i [\underline p_i, \overline p_i]$ (an `Interval`).
