@@ -14,10 +14,11 @@ import flexjax as fj
 
 def beams():
     yield fj.AncfBeam2D(1.0, 7850.0, 1e-4, 1e-9, 2e9, 3, axial_order=5, bending_order=3)
+    yield fj.AncfBeam2D(1.0, 7850.0, 1e-4, 1e-9, 2e9, 2, strain="green_lagrange")
     yield fj.AncfBeam3D(0.5, 4430.0, 1e9, fj.RectangularSection(0.01, 0.008), 2, poisson=0.3, integration="selective")
 
 
-@pytest.mark.parametrize("beam", list(beams()), ids=["planar", "spatial"])
+@pytest.mark.parametrize("beam", list(beams()), ids=["planar", "planar-green-lagrange", "spatial"])
 def test_force_derivatives_equal_energy_hessian_and_finite_differences(beam):
     rng = np.random.default_rng(1)
     q = beam.straight_coordinates() + 0.02 * jnp.asarray(rng.normal(size=beam.ncoords))

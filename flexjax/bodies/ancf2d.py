@@ -28,7 +28,8 @@ axial and bending terms (reduced axial integration is the usual remedy for membr
 locking). Defaults `axial_order=3`, `bending_order=3`: see `docs/ancf2d.md` for the
 measured effect of the orders on the elastica. Elastic forces are $Q = -\partial U/\partial q$
 by `jax.grad`, their derivative the assembled element Hessians
-(`flexjax.bodies.element_forces`).
+(`flexjax.bodies.element_forces`), formed from the autodiff Hessians of the Gauss-point
+energy densities (`_element_stiffness`).
 
 Material points are addressed by their arc length in the undeformed beam:
 `position(q, jnp.array([s]))`, $0 \le s \le L$.
@@ -127,6 +128,11 @@ def _check_order(name, order):
 def _element_energy(beam, q_e):
     """Elastic energy of one element from its 8 coordinates (`chain_elastic_force`)."""
     return beam._element_energy(jnp.reshape(q_e, (4, 2)))
+
+
+def _element_stiffness(beam, q_e):
+    """Element Hessians (n, 8, 8) from the element coordinates (n, 8) (`chain_elastic_force`)."""
+    return beam._element_stiffness(jnp.reshape(q_e, (-1, 4, 2)))
 
 
 class AncfBeam2D(AbstractBody):
@@ -296,7 +302,7 @@ class AncfBeam2D(AbstractBody):
     def force(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: ScalarLike) -> Float[Array, " nq"]:
         # constant mass matrix: no quadratic-velocity terms; elastic force only, with
         # 8 x 8 element stiffness matrices as its derivative
-        return chain_elastic_force(_element_energy, self, q, self.n_elements, 4, 8)
+        return chain_elastic_force(_element_energy, self, q, self.n_elements, 4, 8, _element_stiffness)
 
     def constraints(self, q: Float[Array, " nq"]) -> Float[Array, " 0"]:
         return jnp.zeros((0,), q.dtype)
@@ -318,16 +324,50 @@ class AncfBeam2D(AbstractBody):
             return jnp.sqrt(sq) - 1.0, cross / sq
         return 0.5 * (sq - 1.0), cross / (sq * jnp.sqrt(sq))
 
-    def _element_energy(self, E):
+    def _quadrature(self):
+        """Gauss points of one element as linear maps from its node matrix $E$ (4 × 2):
+        axial points `Sa` (Ga, 1, 4) give $[r']$, bending points `Sb` (Gb, 2, 4) give
+        $[r', r'']$ (shape functions scaled to $d/ds$); with the weights `wa`, `wb`."""
         le, D = self.element_length, self._slope_scale()
         xa, wa = _gauss(self.axial_order)
         xb, wb = _gauss(self.bending_order)
-        dNa = jnp.asarray(hermite(xa)[1]) * D[None, :]
-        dNb, d2Nb = (jnp.asarray(a) * D[None, :] for a in hermite(xb)[1:])
-        eps, _ = self._measures(dNa @ E / le, jnp.zeros((xa.shape[0], 2), E.dtype))
-        _, kappa = self._measures(dNb @ E / le, d2Nb @ E / le**2)
-        EA, EI = self.youngs * self.area, self.youngs * self.second_moment
-        return 0.5 * le * (EA * (jnp.asarray(wa) @ eps**2) + EI * (jnp.asarray(wb) @ kappa**2))
+        Sa = (jnp.asarray(hermite(xa)[1]) * D[None, :] / le)[:, None, :]
+        Sb = jnp.stack([jnp.asarray(hermite(xb)[1]) * D[None, :] / le,
+                        jnp.asarray(hermite(xb)[2]) * D[None, :] / le**2], axis=1)
+        return Sa, jnp.asarray(wa), Sb, jnp.asarray(wb)
+
+    def _axial_density(self, u):
+        """$\tfrac12 l_e EA\varepsilon^2$ at a Gauss point from `u` $= [r']$ (1 × 2)."""
+        eps, _ = self._measures(u[0], jnp.zeros_like(u[0]))
+        return 0.5 * self.element_length * self.youngs * self.area * eps**2
+
+    def _bending_density(self, u):
+        """$\tfrac12 l_e EI\kappa^2$ at a Gauss point from `u` $= [r', r'']$ (2 × 2)."""
+        _, kappa = self._measures(u[0], u[1])
+        return 0.5 * self.element_length * self.youngs * self.second_moment * kappa**2
+
+    def _element_energy(self, E):
+        Sa, wa, Sb, wb = self._quadrature()
+        ua, ub = jnp.einsum("gan,nc->gac", Sa, E), jnp.einsum("gan,nc->gac", Sb, E)
+        return wa @ jax.vmap(self._axial_density)(ua) + wb @ jax.vmap(self._bending_density)(ub)
+
+    def _element_stiffness(self, E):
+        r"""Hessians of the element energies, (n, 8, 8), from node matrices `E` (n, 4, 2).
+
+        The energy is a weighted sum of point densities $\psi_g(u_g)$ of inputs
+        $u_g = S_g E$ that are linear in the coordinates, so
+        $K_e = \sum_g w_g S_g^T \nabla^2\psi_g S_g$: autodiff Hessians of the 2- and
+        4-input densities instead of the 8-input element energy (3× cheaper batched).
+        """
+        Sa, wa, Sb, wb = self._quadrature()
+
+        def points(S, w, density):
+            u = jnp.einsum("gan,enc->egac", S, E)
+            H = jax.vmap(jax.vmap(jax.hessian(density)))(u) * w[None, :, None, None, None, None]
+            return jnp.einsum("gan,gbm,egacbd->encmd", S, S, H)
+
+        K = points(Sa, wa, self._axial_density) + points(Sb, wb, self._bending_density)
+        return jnp.reshape(K, (E.shape[0], 8, 8))
 
     def potential_energy(self, q: Float[Array, " nq"]) -> Scalar:
         r"""Elastic energy $U = \tfrac12\int (EA\varepsilon^2 + EI\kappa^2)\,dx$ (J)."""

@@ -35,7 +35,7 @@ def _instantiate(tangent, primal):
 
 
 @functools.cache
-def _chain_force(element_energy, n: int, stride: int, width: int):
+def _chain_force(element_energy, n: int, stride: int, width: int, element_hessian=None):
     index = stride * np.arange(n)[:, None] + np.arange(width)[None, :]
 
     def force(body, q):
@@ -50,7 +50,10 @@ def _chain_force(element_energy, n: int, stride: int, width: int):
         out = f(body, q)
         dout = jnp.zeros_like(out)
         if not isinstance(dq, SymbolicZero):
-            K = jax.vmap(jax.hessian(element_energy, argnums=1), (None, 0))(body, q[index])
+            if element_hessian is None:
+                K = jax.vmap(jax.hessian(element_energy, argnums=1), (None, 0))(body, q[index])
+            else:
+                K = element_hessian(body, q[index])
             dout = dout - jnp.zeros_like(q).at[index].add(jnp.einsum("eij,ej->ei", K, dq[index]))
         if not _is_zero(dbody):
             dout = dout + jax.jvp(lambda b: force(b, q), (body,), (_instantiate(dbody, body),))[1]
@@ -60,7 +63,7 @@ def _chain_force(element_energy, n: int, stride: int, width: int):
     return f
 
 
-def chain_elastic_force(element_energy, body, q, n: int, stride: int, width: int):
+def chain_elastic_force(element_energy, body, q, n: int, stride: int, width: int, element_hessian=None):
     r"""$-\partial U/\partial q$ for $U = \sum_e$ `element_energy(body, q[stride*e : stride*e + width])`,
     $e = 0..n-1$, with the element-stiffness derivative described in the module
     docstring.
@@ -68,6 +71,9 @@ def chain_elastic_force(element_energy, body, q, n: int, stride: int, width: int
     **Arguments:** `element_energy`: a plain function `(body, q_e) -> energy` (not a
     bound method: `body` is passed explicitly so that its parameters are
     differentiated); `body`: a pytree of arrays; `q`: the body's coordinates;
-    `n`, `stride`, `width`: static ints.
+    `n`, `stride`, `width`: static ints; `element_hessian`: optionally a plain function
+    `(body, q_elements (n, width)) -> (n, width, width)` that returns the element
+    Hessians more cheaply than `jax.hessian` of `element_energy` (the planar beam
+    forms them from Gauss-point densities); it must equal that Hessian.
     """
-    return _chain_force(element_energy, n, stride, width)(body, q)
+    return _chain_force(element_energy, n, stride, width, element_hessian)(body, q)
