@@ -269,7 +269,7 @@ def hub_angle(t, omega_s, ts=SPIN_TS, xp=np):
 
 
 def flexjax_spinup(n, t1, h, rho_inf, omega_s, newton="modified"):
-    """`f() -> tip (2,)`: node 0 pinned at the hub axis, its slope driven to
+    r"""`f() -> tip (2,)`: node 0 pinned at the hub axis, its slope driven to
     $(\cos\theta(t), \sin\theta(t))$ (a clamp on the prescribed hub), no gravity."""
     from flexjax.joints.driving import DrivingConstraint
 

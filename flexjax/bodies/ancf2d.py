@@ -337,12 +337,12 @@ class AncfBeam2D(AbstractBody):
         return Sa, jnp.asarray(wa), Sb, jnp.asarray(wb)
 
     def _axial_density(self, u):
-        """$\tfrac12 l_e EA\varepsilon^2$ at a Gauss point from `u` $= [r']$ (1 × 2)."""
+        r"""$\tfrac12 l_e EA\varepsilon^2$ at a Gauss point from `u` $= [r']$ (1 × 2)."""
         eps, _ = self._measures(u[0], jnp.zeros_like(u[0]))
         return 0.5 * self.element_length * self.youngs * self.area * eps**2
 
     def _bending_density(self, u):
-        """$\tfrac12 l_e EI\kappa^2$ at a Gauss point from `u` $= [r', r'']$ (2 × 2)."""
+        r"""$\tfrac12 l_e EI\kappa^2$ at a Gauss point from `u` $= [r', r'']$ (2 × 2)."""
         _, kappa = self._measures(u[0], u[1])
         return 0.5 * self.element_length * self.youngs * self.second_moment * kappa**2
 
