@@ -357,7 +357,8 @@ class AncfBeam2D(AbstractBody):
         The energy is a weighted sum of point densities $\psi_g(u_g)$ of inputs
         $u_g = S_g E$ that are linear in the coordinates, so
         $K_e = \sum_g w_g S_g^T \nabla^2\psi_g S_g$: autodiff Hessians of the 2- and
-        4-input densities instead of the 8-input element energy (3× cheaper batched).
+        4-input densities instead of the 8-input element energy (measured 1.7× cheaper for
+        one beam, 2.3× per sample in a batch of 64).
         """
         Sa, wa, Sb, wb = self._quadrature()
 
