@@ -25,13 +25,15 @@ def parse_args(argv=None):
     p.add_argument("--repeat", type=int, default=3, help="warm runs; the median is reported")
     p.add_argument("--elements", type=int, default=4)
     p.add_argument("--newton", choices=("modified", "full"), default="modified", help="GeneralizedAlpha(newton=...)")
+    p.add_argument("--tangent-refinements", type=int, default=3,
+                   help="GeneralizedAlpha(tangent_refinements=...); 0 forms and factors the exact matrix")
     p.add_argument("--json", metavar="FILE")
     a = p.parse_args(argv)
     a.steps = [int(x) for x in a.steps.split(",") if x.strip()]
     return a
 
 
-def loss_fn(n_steps, elements, checkpoint, newton="modified"):
+def loss_fn(n_steps, elements, checkpoint, newton="modified", tangent_refinements=3):
     import jax.numpy as jnp
 
     import flexjax as fj
@@ -42,7 +44,7 @@ def loss_fn(n_steps, elements, checkpoint, newton="modified"):
         beam = AncfBeam2D(1.2, 5540.0, 0.0018, 1.215e-8, E, elements)
         system = fj.System([beam], [AncfPin(0, 0)], [fj.Gravity((0.0, -9.81))])
         q0 = beam.straight_coordinates()
-        tr = fj.simulate(system, q0, jnp.zeros_like(q0), n_steps * 1e-4, 1e-4, solver=fj.GeneralizedAlpha(rho_inf=0.9, newton=newton),
+        tr = fj.simulate(system, q0, jnp.zeros_like(q0), n_steps * 1e-4, 1e-4, solver=fj.GeneralizedAlpha(rho_inf=0.9, newton=newton, tangent_refinements=tangent_refinements),
                          save_every=n_steps, consistent=False, throw=False, checkpoint=checkpoint)
         return tr.q[-1, -4]
 
@@ -76,7 +78,7 @@ def main(argv=None):
     rows = []
     for n in a.steps:
         for ckpt in (True, False):
-            f = loss_fn(n, a.elements, ckpt, a.newton)
+            f = loss_fn(n, a.elements, ckpt, a.newton, a.tangent_refinements)
             fc, fr, fm, _ = measure(f, E, a.repeat)
             gc, gr, gm, g = measure(jax.grad(f), E, a.repeat)
             rows.append({"steps": n, "checkpoint": ckpt, "forward_compile_s": fc, "forward_run_s": fr,
@@ -87,7 +89,7 @@ def main(argv=None):
     dev = jax.local_devices()[0]
     print(f"\nflexjax {flexjax.__version__}, jax {jax.__version__}, {dev.platform}:{dev.device_kind}, "
           f"{os.cpu_count()} CPU cores, load {os.getloadavg()[0]:.1f}, float64; ANCF pendulum {a.elements} el., "
-          f"h = 1e-4 s, {a.newton} Newton; median of {a.repeat} warm runs\n")
+          f"h = 1e-4 s, {a.newton} Newton, tangent_refinements={a.tangent_refinements}; median of {a.repeat} warm runs\n")
     head = f"{'steps':>7} {'ckpt':>5} {'fwd run (s)':>12} {'grad run (s)':>13} {'grad/fwd':>9} " \
            f"{'grad temp (MB)':>15} {'fwd compile':>12} {'grad compile':>13}"
     print(head + "\n" + "-" * len(head))
@@ -97,7 +99,8 @@ def main(argv=None):
               f"{r['forward_compile_s']:>12.1f} {r['grad_compile_s']:>13.1f}")
     if a.json:
         with open(a.json, "w") as fh:
-            json.dump({"jax_version": jax.__version__, "device": dev.platform, "newton": a.newton, "rows": rows}, fh, indent=2)
+            json.dump({"jax_version": jax.__version__, "device": dev.platform, "newton": a.newton,
+                       "tangent_refinements": a.tangent_refinements, "rows": rows}, fh, indent=2)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@
 subprocess does both checks: it runs `benchmarks/distributed_example.py` as process 0 of 1
 (`jax.distributed.initialize` with a local coordinator), whose `run_batch` shards over the
 2 local devices, then reruns the same samples on one device. Per-device batches stay at 2
-samples: with jaxlib 0.10.2, forced host devices >= cores can deadlock in batched LAPACK
-kernels at larger per-device batches (docs/batch.md, "Known issue").
+samples for that comparison. A second batch runs 32 samples per device: with jaxlib
+0.10.2, batched LAPACK kernels deadlock there when the forced host devices occupy every
+core (docs/batch.md), which `flexjax.solvers.dense` avoids.
 """
 
 import importlib.util
@@ -33,8 +34,26 @@ _SCRIPT = textwrap.dedent(
     import jax
     from flexjax.batch import run_batch
     one = run_batch(de.pendulum_run, de.samples(8, 0), chunk_size=4, devices=jax.local_devices()[:1])
+    # 32 samples per device of a 4-element steel ANCF pendulum (22 x 22 Newton matrices,
+    # modified Newton): jaxlib 0.10.2's batched LAPACK inverse hangs here (docs/batch.md)
+    import jax.numpy as jnp
+    import flexjax as fj
+    from flexjax.joints.ancf import AncfPin
+
+    def beam_run(youngs):
+        beam = fj.AncfBeam2D(1.0, 7850.0, 1e-4, 1e-8 / 12, youngs, 4)
+        system = fj.System([beam], [AncfPin(0, 0)], [fj.Gravity((0.0, -9.81))])
+        q0 = beam.straight_coordinates()
+        tr = fj.simulate(system, q0, jnp.zeros_like(q0), 0.02, 1e-3, save_every=20, consistent=False,
+                         throw=False, solver=fj.GeneralizedAlpha(newton="modified"))
+        return {"tip": beam.node_position(tr.q[-1], -1), "ok": tr.succeeded}
+
+    youngs = 210e9 * np.linspace(0.9, 1.1, 64)
+    big_sharded = run_batch(beam_run, youngs, chunk_size=64)
+    big_loop = np.stack([np.asarray(jax.jit(beam_run)(e)["tip"]) for e in youngs[:4]])
     np.savez(sys.argv[2] + "/unsharded.npz", ndevices=info.ndevices, nlocal=len(jax.local_devices()),
-             nprocesses=jax.process_count(), **one)
+             nprocesses=jax.process_count(), big_sharded=big_sharded["tip"], big_loop=big_loop,
+             big_ok=big_sharded["ok"], **one)
     jax.distributed.shutdown()
     """
 )
@@ -67,6 +86,11 @@ def test_two_host_devices_and_single_process_distributed_equal_unsharded(tmp_pat
     assert part["tip_x"].shape == (8, 11) and part["ok"].all() and ref["ok"].all()
     # sharded (2 devices, 2 samples each) against one device (4 per chunk): same numbers
     np.testing.assert_allclose(part["tip_x"], ref["tip_x"], rtol=0, atol=1e-13)
+    # 32 samples per device on 2 devices of a 2-core machine: finishes, and equals
+    # unbatched runs (LAPACK) to the Newton tolerance (a batch shares matrix refreshes)
+    assert ref["big_sharded"].shape == (64, 2) and ref["big_ok"].all()
+    np.testing.assert_allclose(ref["big_sharded"][:4], ref["big_loop"], rtol=0, atol=1e-9)
+    assert np.ptp(ref["big_sharded"][:, 1]) > 1e-9  # the samples differ by more than that
     assert sorted(p.name for p in (tmp_path / "process_000").iterdir()) == [
         "chunk_00000.npz", "chunk_00001.npz", "manifest.json"]
 

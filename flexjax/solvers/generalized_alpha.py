@@ -24,7 +24,9 @@ refreshed only when the iteration stops contracting (`newton="modified"`, see
 Gradients: each step's Newton solve is wrapped in `jax.lax.custom_root`, so forward
 and reverse mode differentiate the *solution* by the implicit function theorem
 ($dx = -R_x^{-1} R_p\, dp$) instead of unrolling the iterations; this is exact at the
-converged point and costs one extra linear solve per step.
+converged point and costs one extra linear solve per step. With modified Newton that
+solve uses the kept inverse as a preconditioner (`_preconditioned_solve`) instead of
+forming and factoring the exact matrix.
 """
 
 from typing import ClassVar
@@ -35,6 +37,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
 from .._checks import is_concrete
+from . import dense
 from .base import AbstractDAESolver
 
 
@@ -67,12 +70,13 @@ class StepInfo(eqx.Module):
 
 
 def linear_solve(J, r, least_squares: bool = False):
-    """`J^{-1} r`, or with `least_squares` the minimum-norm least-squares solution
-    (SVD; singular values below 1e-10 of the largest are dropped), which stays exact
-    for consistent systems whose matrix is rank deficient (redundant constraints)."""
+    """`J^{-1} r` (`dense.solve`: LU, or batched Gauss-Jordan where batched LAPACK may
+    hang), or with `least_squares` the minimum-norm least-squares solution (SVD;
+    singular values below 1e-10 of the largest are dropped), which stays exact for
+    consistent systems whose matrix is rank deficient (redundant constraints)."""
     if least_squares:
         return jnp.linalg.lstsq(J, r, rcond=1e-10)[0]
-    return jnp.linalg.solve(J, r)
+    return dense.solve(J, r)
 
 
 def consistent_accelerations(system, q, v, t, least_squares: bool = False):
@@ -124,6 +128,16 @@ class GeneralizedAlpha(AbstractDAESolver):
       tolerance; gradients are the same (implicit differentiation at the converged
       point uses the exact Jacobian either way).
     - `contraction_max`, `reuse_iterations`: the refresh rules of `"modified"`.
+    - `tangent_refinements`: with `"modified"`, the linear solves of implicit
+      differentiation ($R_x\,dx = b$ in forward mode, $R_x^T\bar b = \bar x$ in
+      reverse mode) start from the kept inverse $P$ and take this many refinement
+      steps $dx \leftarrow dx + P(b - R_x dx)$, each one application of the linearized
+      residual, instead of forming $R_x$ by autodiff and factoring it. A probe measures
+      how well $P$ inverts $R_x$ at the solution; if
+      $\|(I - R_x P)w\|_\infty > 10^{-3}\|w\|_\infty$ (or no matrix is kept yet), the
+      exact matrix is formed and factored instead, so the result is the exact solve to
+      about $(10^{-3})^{k+1}$ relative, $k$ = `tangent_refinements`. `0` always forms
+      the exact matrix. Not used with `redundant` (a singular $R_x$).
     """
 
     rho_inf: Float[Array, ""] = eqx.field(converter=jnp.asarray, default=0.9)
@@ -135,6 +149,7 @@ class GeneralizedAlpha(AbstractDAESolver):
     newton: str = eqx.field(static=True, default="full")
     contraction_max: float = eqx.field(static=True, default=0.5)
     reuse_iterations: int = eqx.field(static=True, default=6)
+    tangent_refinements: int = eqx.field(static=True, default=3)
     order: ClassVar[int] = 2
 
     def __check_init__(self):
@@ -148,6 +163,8 @@ class GeneralizedAlpha(AbstractDAESolver):
             raise ValueError(f"GeneralizedAlpha: `newton` must be 'full' or 'modified', got {self.newton!r}.")
         if not 0.0 < self.contraction_max < 1.0 or self.reuse_iterations < 1:
             raise ValueError("GeneralizedAlpha: need 0 < contraction_max < 1 and reuse_iterations >= 1.")
+        if self.tangent_refinements < 0:
+            raise ValueError(f"GeneralizedAlpha: `tangent_refinements` must be >= 0, got {self.tangent_refinements}.")
 
     def coefficients(self):
         """$(\\alpha_m, \\alpha_f, \\gamma, \\beta)$ from $\\rho_\\infty$ (Chung-Hulbert)."""
@@ -204,13 +221,20 @@ class GeneralizedAlpha(AbstractDAESolver):
 
         x0 = jnp.concatenate([s.qdd, s.lam] + ([jnp.zeros(m, s.q.dtype)] if self.index2 else []))
         scale = (nq, m, beta_h2, jnp.max(jnp.abs(s.q)))
+        tangent_solve = self._tangent_solve
         if self.newton == "modified":
             m_bar = jnp.max(jnp.abs(jnp.diagonal(system.mass(s.q))))
             newton = lambda f, x: self._modified_newton(f, x, *scale, m_bar, s.jac_inv, s.jac_valid)
+            if self.tangent_refinements and not self.redundant:
+                # the matrix kept at the step's start; a refresh within the step makes
+                # the probe fail and the exact matrix is formed
+                kept = jax.lax.stop_gradient(s.jac_inv)
+                tangent_solve = lambda g, y: _preconditioned_solve(
+                    g, y, kept, s.jac_valid, self.tangent_refinements, self._tangent_solve)
         else:
             newton = lambda f, x: self._newton(f, x, *scale)
         # aux must be floating point: custom_root's JVP rule gives aux float tangents
-        x, aux = jax.lax.custom_root(residual, x0, newton, self._tangent_solve, has_aux=True)
+        x, aux = jax.lax.custom_root(residual, x0, newton, tangent_solve, has_aux=True)
         error, iters, njac = aux[:3]
         qdd, lam = x[:nq], x[nq : nq + m]
         a1, q1, v1 = kinematics(x)
@@ -255,7 +279,7 @@ class GeneralizedAlpha(AbstractDAESolver):
         is at most $\theta_k/(1-\theta_k)\,e_k$ (a geometric series).
         """
         tol = self.atol + self.rtol * q_scale
-        inverse = jnp.linalg.pinv if self.redundant else jnp.linalg.inv
+        inverse = jnp.linalg.pinv if self.redundant else dense.inverse
         fresh_inverse = lambda x: inverse(jax.jacfwd(residual)(x))
 
         def active(it, err):
@@ -294,6 +318,32 @@ class GeneralizedAlpha(AbstractDAESolver):
     def _tangent_solve(self, g, y):
         # g is the linearized residual at the solution; its matrix is the Newton matrix
         return linear_solve(jax.jacfwd(g)(y), y, self.redundant)
+
+
+PROBE_RATE_MAX = 1e-3  # largest accepted |(I - J P) w| / |w| for `_preconditioned_solve`
+
+
+def _preconditioned_solve(g, y, P, valid, refinements: int, exact):
+    r"""Solve the linear map `g` (matrix $J$) for `y` with the approximate inverse `P`
+    and `refinements` steps $x \leftarrow x + P(y - g(x))$, each reducing the error by
+    the spectral radius of $I - PJ$. That rate is probed first on a fixed vector $w$
+    (it must not depend on `y`, so that the solve stays linear in `y` and transposes
+    for reverse mode): above `PROBE_RATE_MAX`, or with `valid` false, `exact(g, y)`
+    is used instead, for the whole batch under `vmap`.
+
+    Costs `refinements + 1` applications of `g` instead of forming $J$ column by
+    column and factoring it; the transpose (reverse mode) applies $P^T$ and $g^T$."""
+    w = jnp.sin(1.7 * jnp.arange(y.shape[0], dtype=y.dtype) + 0.3)  # all components, no structure
+    rate = jnp.max(jnp.abs(w - g(P @ w))) / jnp.max(jnp.abs(w))
+    good = valid & (rate <= PROBE_RATE_MAX)
+
+    def refined(y):
+        x = P @ y
+        for _ in range(refinements):
+            x = x + P @ (y - g(x))
+        return x
+
+    return jax.lax.cond(batch_any(~good), lambda y: exact(g, y), refined, y)
 
 
 def _increment_error(dx, J, n_dyn, m, beta_h2, m_bar=None):
