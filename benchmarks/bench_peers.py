@@ -1,6 +1,6 @@
 """Peer benchmark: flexjax against Exudyn on the same planar ANCF problems, in one run.
 
-Run standalone (see benchmarks/PEERS.md); Exudyn is needed only here (`pip install exudyn`):
+Run standalone (see benchmarks/README.md); Exudyn is needed only here (`pip install ".[bench]"`):
 
     python benchmarks/bench_peers.py                          # (a) 8,16,32,64 elements, (b) 64,1024, (c), gradient
     python benchmarks/bench_peers.py --quick --json peers.json  # (a) 16 elements, (b) 64 samples, gradient
@@ -388,6 +388,10 @@ def parse_args(argv=None):
     p.add_argument("--blas-threads", type=int, default=1,
                    help="OpenBLAS/OpenMP threads for flexjax's CPU LAPACK calls (default 1, as Exudyn's default "
                         "single thread); 0 leaves the environment as it is")
+    p.add_argument("--host-devices", type=int, default=os.cpu_count() or 1,
+                   help="split the CPU into K JAX devices (XLA_FLAGS=--xla_force_host_platform_device_count=K); "
+                        "(b) shards its samples over them with run_batch. Default: one per core. The single "
+                        "runs (a), (c) and the gradient use one device")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip", default="", help="comma-separated parts to skip: single,batch,spinup,grad")
     p.add_argument("--quick", action="store_true", help="(a) at 16 elements, (b) at 64 samples, the gradient")
@@ -397,29 +401,37 @@ def parse_args(argv=None):
     if a.quick:
         a.elements, a.batch = [16], [64]
         a.skip.add("spinup")
-    if a.repeat < 1 or a.batch_steps < 1 or a.grad_steps < 1 or not 0 <= a.rho_inf < 1:
-        p.error("--repeat, --batch-steps, --grad-steps must be >= 1 and 0 <= --rho-inf < 1 (index-3 Exudyn)")
+    if a.repeat < 1 or a.batch_steps < 1 or a.grad_steps < 1 or a.host_devices < 1 or not 0 <= a.rho_inf < 1:
+        p.error("--repeat, --batch-steps, --grad-steps, --host-devices must be >= 1 and 0 <= --rho-inf < 1 (index-3 Exudyn)")
     return a
 
 
 _BLAS_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def _pin_blas_threads(k, argv):
-    """Rerun this script with the BLAS thread variables set to `k`: they are read when
-    OpenBLAS loads (at the numpy import), so they cannot be changed in this process. On a
-    small shared CPU, threaded OpenBLAS LU factorizations of the Newton matrix
-    (n >~ 130) spin on busy cores and run 10-100x slower than with one thread."""
-    if k <= 0 or all(os.environ.get(v) == str(k) for v in _BLAS_VARS):
+def _rerun_with_environment(blas_threads, host_devices, argv):
+    """Rerun this script with the BLAS thread variables set to `blas_threads` and the CPU
+    split into `host_devices` JAX devices, when the environment differs: the first are
+    read when OpenBLAS loads (at the numpy import), the second when JAX's CPU client
+    starts, so neither can be changed in this process. On a small shared CPU, threaded
+    OpenBLAS LU factorizations of the Newton matrix (n >~ 130) spin on busy cores and run
+    10-100x slower than with one thread."""
+    env = dict(os.environ)
+    if blas_threads > 0:
+        env.update({v: str(blas_threads) for v in _BLAS_VARS})
+    flags = [f for f in env.get("XLA_FLAGS", "").split() if not f.startswith("--xla_force_host_platform_device_count")]
+    if host_devices > 1:
+        flags.append(f"--xla_force_host_platform_device_count={host_devices}")
+    env["XLA_FLAGS"] = " ".join(flags)
+    if all(env.get(k, "") == os.environ.get(k, "") for k in (*_BLAS_VARS, "XLA_FLAGS")):
         return
-    env = {**os.environ, **{v: str(k) for v in _BLAS_VARS}}
     args = sys.argv[1:] if argv is None else list(argv)
     os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *args], env)
 
 
 def main(argv=None):
     a = parse_args(argv)
-    _pin_blas_threads(a.blas_threads, argv)
+    _rerun_with_environment(a.blas_threads, a.host_devices, argv)
     exu = _exudyn()
     load_start = os.getloadavg()
     dev = jax.devices()[0]
@@ -428,11 +440,13 @@ def main(argv=None):
         "flexjax_version": fj.__version__, "jax_version": jax.__version__, "exudyn_version": exu.__version__,
         "device": device, "devices": len(jax.devices()), "cpu_count": os.cpu_count(), "machine": platform.machine(),
         "dtype": "float64", "rho_inf": a.rho_inf, "newton": a.newton, "repeat": a.repeat, "tol": a.tol,
+        "host_devices": len(jax.devices()),
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
         "load_avg_1min_start": load_start[0], "load_avg_5min_start": load_start[1],
     }
     print(f"flexjax {fj.__version__}, jax {jax.__version__}, exudyn {exu.__version__}; device {device}, "
-          f"{os.cpu_count()} CPU cores, float64, OPENBLAS_NUM_THREADS={flat['openblas_num_threads']}; "
+          f"{os.cpu_count()} CPU cores as {len(jax.devices())} JAX devices, float64, "
+          f"OPENBLAS_NUM_THREADS={flat['openblas_num_threads']}; "
           f"generalized-alpha rho_inf={a.rho_inf}, flexjax newton={a.newton}; median of {a.repeat} runs; "
           f"load average {load_start[0]:.1f} (1 min) at start", flush=True)
 
