@@ -23,39 +23,41 @@ def saddle_point(key, n=6, m=2):
 def test_gauss_jordan_equals_lapack_on_a_batch(n):
     A = jax.random.normal(jax.random.PRNGKey(0), (7, n, n))
     B = jax.random.normal(jax.random.PRNGKey(1), (7, n, 3))
-    np.testing.assert_allclose(dense.gauss_jordan(A, B), np.linalg.solve(A, B), rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(jax.jit(dense.gauss_jordan)(A, B), np.linalg.solve(A, B), rtol=1e-9, atol=1e-11)
 
 
 def test_gauss_jordan_pivots():
     keys = jax.random.split(jax.random.PRNGKey(2), 4)
-    K = jax.vmap(saddle_point)(keys)
+    K = jax.jit(jax.vmap(saddle_point))(keys)
     perm = jnp.eye(8)[jnp.array([3, 0, 7, 1, 6, 2, 5, 4])]  # zero diagonal everywhere
     A = jnp.concatenate([K, perm[None]])
-    X = dense.gauss_jordan(A, jnp.broadcast_to(jnp.eye(8), A.shape))
+    X = jax.jit(dense.gauss_jordan)(A, jnp.broadcast_to(jnp.eye(8), A.shape))
     np.testing.assert_allclose(X, np.linalg.inv(A), rtol=1e-10, atol=1e-12)
     np.testing.assert_array_equal(X[-1], perm.T)
 
 
 def test_gauss_jordan_singular_is_not_finite():
     A = jnp.array([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 0.0], [0.0, 1.0]]])
-    X = dense.gauss_jordan(A, jnp.broadcast_to(jnp.eye(2), A.shape))
+    X = jax.jit(dense.gauss_jordan)(A, jnp.broadcast_to(jnp.eye(2), A.shape))
     assert not np.all(np.isfinite(X[0]))
     np.testing.assert_allclose(X[1], np.diag([0.5, 1.0]))
 
 
 def test_inverse_and_solve_vmapped_equal_lapack():
     keys = jax.random.split(jax.random.PRNGKey(3), 5)
-    A = jax.vmap(saddle_point)(keys)
+    A = jax.jit(jax.vmap(saddle_point))(keys)
     b = jax.random.normal(jax.random.PRNGKey(4), (5, 8))
-    np.testing.assert_allclose(jax.vmap(dense.inverse)(A), np.linalg.inv(A), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(jax.vmap(dense.solve)(A, b), np.linalg.solve(A, b[..., None])[..., 0], rtol=1e-10)
+    inv, sol, shared = jax.jit(lambda A, b: (jax.vmap(dense.inverse)(A), jax.vmap(dense.solve)(A, b),
+                                             jax.vmap(dense.solve, (None, 0))(A[0], b)))(A, b)
+    np.testing.assert_allclose(inv, np.linalg.inv(A), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(sol, np.linalg.solve(A, b[..., None])[..., 0], rtol=1e-10)
     # one matrix, many right-hand sides
-    np.testing.assert_allclose(jax.vmap(dense.solve, (None, 0))(A[0], b), np.linalg.solve(A[0], b.T).T, rtol=1e-10)
+    np.testing.assert_allclose(shared, np.linalg.solve(A[0], b.T).T, rtol=1e-10)
 
 
 def test_solve_derivatives_match_the_closed_form():
     """d(A^{-1} b) = A^{-1}(db - dA A^{-1} b), in forward and reverse mode, batched too."""
-    A = saddle_point(jax.random.PRNGKey(5))
+    A = jax.jit(saddle_point)(jax.random.PRNGKey(5))
     b = jax.random.normal(jax.random.PRNGKey(6), (8,))
     dA = jax.random.normal(jax.random.PRNGKey(7), (8, 8))
     db = jax.random.normal(jax.random.PRNGKey(8), (8,))

@@ -28,6 +28,7 @@ def test_mobile_robot_summary(robot_summary):
     assert s["path_error_max_stable"] == pytest.approx(s["constraint_error_max_stable"])
 
 
+@pytest.mark.slow  # about 90 s, mostly compiling the tuning objective and its gradient
 def test_baumgarte_tune_improves_drift(tmp_path):
     _, s = run_experiment("baumgarte_tune", tmp_path, quick=True)
     assert s["grad_fd_rel_err"] < 1e-5

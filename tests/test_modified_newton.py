@@ -102,9 +102,9 @@ def test_preconditioned_tangent_solve_is_exact_and_transposes(perturbation, vali
     J, P, y = _random_system(jax.random.PRNGKey(3), perturbation=perturbation)
     g = lambda x: J @ x
     solve = lambda b: _preconditioned_solve(g, b, P, jnp.array(valid), 3, _exact)
-    np.testing.assert_allclose(solve(y), jnp.linalg.solve(J, y), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(jax.jit(solve)(y), jnp.linalg.solve(J, y), rtol=1e-12, atol=1e-14)
     # reverse mode transposes the same solve: J^T x = y
-    (xt,) = jax.linear_transpose(solve, y)(y)
+    (xt,) = jax.jit(lambda y: jax.linear_transpose(solve, y)(y))(y)
     np.testing.assert_allclose(xt, jnp.linalg.solve(J.T, y), rtol=1e-12, atol=1e-14)
     if perturbation > 1e-3:  # P alone is far off: without the probe's fallback, 3 steps would not do
         refined = P @ y
@@ -116,7 +116,7 @@ def test_preconditioned_tangent_solve_is_exact_and_transposes(perturbation, vali
 def test_preconditioned_tangent_solve_batch_falls_back_together():
     keys = jax.random.split(jax.random.PRNGKey(4), 3)
     J, P, y = jax.vmap(lambda k, p: _random_system(k, perturbation=p))(keys, jnp.array([1e-5, 1e-1, 1e-5]))
-    x = jax.vmap(lambda J, P, y: _preconditioned_solve(lambda z: J @ z, y, P, jnp.array(True), 3, _exact))(J, P, y)
+    x = jax.jit(jax.vmap(lambda J, P, y: _preconditioned_solve(lambda z: J @ z, y, P, jnp.array(True), 3, _exact)))(J, P, y)
     np.testing.assert_allclose(x, jnp.linalg.solve(J, y[..., None])[..., 0], rtol=1e-12, atol=1e-14)
 
 
