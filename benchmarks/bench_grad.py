@@ -4,8 +4,9 @@ Reverse-mode gradient of the final tip x of the very flexible planar ANCF pendul
 (4 elements, pinned, h = 1e-4 s, rho_inf = 0.9, `--newton` modified (default) or full
 Newton) with respect to E, for 10^3, 10^4, 10^5 steps, with `simulate(checkpoint=True)` (default: steps recomputed in ~sqrt(n) blocks)
 and `checkpoint=False` (every step's linearization stored). For each: AOT compile
-time, median run time of `--repeat` warm calls (forward and gradient), their ratio,
-and XLA's compiled temporary-memory plan (`Compiled.memory_analysis()`), which is the
+time, median run time of `--repeat` warm calls (forward and gradient called in turn,
+so that a shared machine's slow drifts hit both), the ratio of the medians and of
+the fastest runs, and XLA's compiled temporary-memory plan (`Compiled.memory_analysis()`), which is the
 peak scratch memory of the call beyond its inputs and outputs.
 
     python benchmarks/bench_grad.py                      # 1e3, 1e4, 1e5 steps
@@ -25,7 +26,7 @@ def parse_args(argv=None):
     p.add_argument("--repeat", type=int, default=3, help="warm runs; the median is reported")
     p.add_argument("--elements", type=int, default=4)
     p.add_argument("--newton", choices=("modified", "full"), default="modified", help="GeneralizedAlpha(newton=...)")
-    p.add_argument("--tangent-refinements", type=int, default=3,
+    p.add_argument("--tangent-refinements", type=int, default=8,
                    help="GeneralizedAlpha(tangent_refinements=...); 0 forms and factors the exact matrix")
     p.add_argument("--json", metavar="FILE")
     a = p.parse_args(argv)
@@ -33,7 +34,7 @@ def parse_args(argv=None):
     return a
 
 
-def loss_fn(n_steps, elements, checkpoint, newton="modified", tangent_refinements=3):
+def loss_fn(n_steps, elements, checkpoint, newton="modified", tangent_refinements=8):
     import jax.numpy as jnp
 
     import flexjax as fj
@@ -51,20 +52,29 @@ def loss_fn(n_steps, elements, checkpoint, newton="modified", tangent_refinement
     return f
 
 
-def measure(fn, x, repeat):
+def compile_aot(fn, x):
+    """AOT-compiled `fn`, compile time, XLA temporaries (bytes); one warm call done."""
     import jax
 
     t = time.perf_counter()
     compiled = jax.jit(fn).lower(x).compile()
     compile_s = time.perf_counter() - t
-    mem = compiled.memory_analysis().temp_size_in_bytes
     jax.block_until_ready(compiled(x))
-    times = []
+    return compiled, compile_s, compiled.memory_analysis().temp_size_in_bytes
+
+
+def time_alternating(fns, x, repeat):
+    """Wall times of `repeat` rounds, each calling every function of `fns` once, in
+    turn: slow drifts of a shared machine then hit all of them alike."""
+    import jax
+
+    times = [[] for _ in fns]
     for _ in range(repeat):
-        t = time.perf_counter()
-        out = jax.block_until_ready(compiled(x))
-        times.append(time.perf_counter() - t)
-    return compile_s, statistics.median(times), mem, float(out)
+        for fn, ts in zip(fns, times):
+            t = time.perf_counter()
+            jax.block_until_ready(fn(x))
+            ts.append(time.perf_counter() - t)
+    return times
 
 
 def main(argv=None):
@@ -79,23 +89,26 @@ def main(argv=None):
     for n in a.steps:
         for ckpt in (True, False):
             f = loss_fn(n, a.elements, ckpt, a.newton, a.tangent_refinements)
-            fc, fr, fm, _ = measure(f, E, a.repeat)
-            gc, gr, gm, g = measure(jax.grad(f), E, a.repeat)
+            fwd, fc, fm = compile_aot(f, E)
+            grad, gc, gm = compile_aot(jax.grad(f), E)
+            ft, gt = time_alternating((fwd, grad), E, a.repeat)
+            fr, gr = statistics.median(ft), statistics.median(gt)
             rows.append({"steps": n, "checkpoint": ckpt, "forward_compile_s": fc, "forward_run_s": fr,
                          "forward_temp_mb": fm / 1e6, "grad_compile_s": gc, "grad_run_s": gr,
-                         "grad_temp_mb": gm / 1e6, "grad_over_forward": gr / fr, "gradient": g})
+                         "grad_temp_mb": gm / 1e6, "grad_over_forward": gr / fr,
+                         "grad_over_forward_min": min(gt) / min(ft), "gradient": float(grad(E))})
             print(f"  steps={n} checkpoint={ckpt}: forward {fr:.3f} s, gradient {gr:.3f} s, "
                   f"{gm / 1e6:.2f} MB", flush=True)
     dev = jax.local_devices()[0]
     print(f"\nflexjax {flexjax.__version__}, jax {jax.__version__}, {dev.platform}:{dev.device_kind}, "
           f"{os.cpu_count()} CPU cores, load {os.getloadavg()[0]:.1f}, float64; ANCF pendulum {a.elements} el., "
           f"h = 1e-4 s, {a.newton} Newton, tangent_refinements={a.tangent_refinements}; median of {a.repeat} warm runs\n")
-    head = f"{'steps':>7} {'ckpt':>5} {'fwd run (s)':>12} {'grad run (s)':>13} {'grad/fwd':>9} " \
+    head = f"{'steps':>7} {'ckpt':>5} {'fwd run (s)':>12} {'grad run (s)':>13} {'grad/fwd':>9} {'min/min':>8} " \
            f"{'grad temp (MB)':>15} {'fwd compile':>12} {'grad compile':>13}"
     print(head + "\n" + "-" * len(head))
     for r in rows:
         print(f"{r['steps']:>7} {'yes' if r['checkpoint'] else 'no':>5} {r['forward_run_s']:>12.3f} "
-              f"{r['grad_run_s']:>13.3f} {r['grad_over_forward']:>9.2f} {r['grad_temp_mb']:>15.2f} "
+              f"{r['grad_run_s']:>13.3f} {r['grad_over_forward']:>9.2f} {r['grad_over_forward_min']:>8.2f} {r['grad_temp_mb']:>15.2f} "
               f"{r['forward_compile_s']:>12.1f} {r['grad_compile_s']:>13.1f}")
     if a.json:
         with open(a.json, "w") as fh:

@@ -10,7 +10,7 @@ import pytest
 
 import flexjax as fj
 from flexjax.joints.ancf import AncfPin
-from flexjax.solvers.generalized_alpha import _preconditioned_solve
+from flexjax.solvers.implicit import implicit_root, refined_solve
 
 H, STEPS = 1e-3, 200
 
@@ -80,44 +80,78 @@ def test_modified_newton_gradient_matches_finite_differences():
     fd = (f(1e7 * (1 + 1e-5)) - f(1e7 * (1 - 1e-5))) / (2e2)
     assert float(g_mod) == pytest.approx(float(fd), rel=1e-4)
     assert abs(float(g_mod)) * 1e7 > 1e-5  # a real dependence (8.6e-5 m per unit relative change)
-    # the kept-inverse tangent solves give the gradient of the exact ones (formed, factored)
-    g_exact = jax.jit(jax.grad(lambda e: tip_x(e, "modified", tangent_refinements=0)))(1e7)
-    assert float(g_mod) == pytest.approx(float(g_exact), rel=1e-10)
+    # the kept-inverse tangent solves give the derivative of the exact ones (formed,
+    # factored), here in forward mode
+    exact = lambda e: tip_x(e, "modified", tangent_refinements=0)
+    _, d_exact = jax.jit(lambda e: jax.jvp(exact, (e,), (jnp.ones_like(e),)))(1e7)
+    assert float(g_mod) == pytest.approx(float(d_exact), rel=1e-10)
 
 
 def _random_system(key, n=22, perturbation=1e-5):
-    """A nonsymmetric well-conditioned J, its linear map, and the inverse of a perturbed J."""
+    """A nonsymmetric well-conditioned J, the inverse of a perturbed J, and a vector."""
     k1, k2, k3 = jax.random.split(key, 3)
     J = jax.random.normal(k1, (n, n)) + n * jnp.eye(n)
     P = jnp.linalg.inv(J + perturbation * jnp.linalg.norm(J, 2) * jax.random.normal(k2, (n, n)) / n**0.5)
     return J, P, jax.random.normal(k3, (n,))
 
 
-def _exact(g, y):
-    return jnp.linalg.solve(jax.jacfwd(g)(y), y)
+@jax.jit
+def _refined_both(J, P, y):
+    """`refined_solve` of J x = y with P and of J^T x = y with P^T (reverse mode's)."""
+    return refined_solve(lambda v: J @ v, y, P, 8), refined_solve(lambda v: J.T @ v, y, P.T, 8)
 
 
-@pytest.mark.parametrize("perturbation, valid", [(1e-5, True), (1e-1, True), (1e-5, False)])
-def test_preconditioned_tangent_solve_is_exact_and_transposes(perturbation, valid):
-    J, P, y = _random_system(jax.random.PRNGKey(3), perturbation=perturbation)
-    g = lambda x: J @ x
-    solve = lambda b: _preconditioned_solve(g, b, P, jnp.array(valid), 3, _exact)
-    np.testing.assert_allclose(jax.jit(solve)(y), jnp.linalg.solve(J, y), rtol=1e-12, atol=1e-14)
-    # reverse mode transposes the same solve: J^T x = y
-    (xt,) = jax.jit(lambda y: jax.linear_transpose(solve, y)(y))(y)
+@pytest.mark.parametrize("perturbation", [1e-5, 0.5, None])
+def test_refined_solve_equals_the_exact_solve(perturbation):
+    J, P, y = _random_system(jax.random.PRNGKey(3), perturbation=perturbation or 0.0)
+    if perturbation is None:  # no matrix kept yet
+        P = jnp.zeros_like(P)
+    x, xt = _refined_both(J, P, y)
+    np.testing.assert_allclose(x, jnp.linalg.solve(J, y), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(xt, jnp.linalg.solve(J.T, y), rtol=1e-12, atol=1e-14)
-    if perturbation > 1e-3:  # P alone is far off: without the probe's fallback, 3 steps would not do
+    if perturbation == 0.5:  # P alone is far off: without the fallback, 8 steps would not do
         refined = P @ y
-        for _ in range(3):
+        for _ in range(8):
             refined = refined + P @ (y - J @ refined)
         assert float(jnp.max(jnp.abs(refined - jnp.linalg.solve(J, y)))) > 1e-6
 
 
-def test_preconditioned_tangent_solve_batch_falls_back_together():
+def test_refined_solve_batch_falls_back_together():
     keys = jax.random.split(jax.random.PRNGKey(4), 3)
-    J, P, y = jax.vmap(lambda k, p: _random_system(k, perturbation=p))(keys, jnp.array([1e-5, 1e-1, 1e-5]))
-    x = jax.jit(jax.vmap(lambda J, P, y: _preconditioned_solve(lambda z: J @ z, y, P, jnp.array(True), 3, _exact)))(J, P, y)
+    J, P, y = jax.vmap(lambda k, p: _random_system(k, perturbation=p))(keys, jnp.array([1e-5, 0.5, 1e-5]))
+    x, xt = jax.vmap(_refined_both)(J, P, y)
     np.testing.assert_allclose(x, jnp.linalg.solve(J, y[..., None])[..., 0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(xt, jnp.linalg.solve(jnp.swapaxes(J, 1, 2), y[..., None])[..., 0], rtol=1e-12, atol=1e-14)
+
+
+def _cubic_root(p, c):
+    r"""Root of $R(x) = Kx + c\,x^3 - p$ by Newton iterations that reverse mode cannot
+    pass through (`fori_loop`); the kept inverse is that of $R_x$ at $0.99\,x^*$."""
+    K = jnp.array([[4.0, 1.0, 0.0], [1.0, 3.0, 0.5], [0.0, 0.5, 2.0]])
+    residual = lambda x: K @ x + c * x**3 - p
+
+    def newton(residual, x0):
+        x = jax.lax.fori_loop(0, 40, lambda i, x: x - jnp.linalg.solve(jax.jacfwd(residual)(x), residual(x)), x0)
+        return x, jnp.linalg.inv(jax.jacfwd(residual)(0.99 * x)), (jnp.zeros(()),)
+
+    x, _, _ = implicit_root(residual, jnp.zeros(3), newton, 8)
+    return x, K + 3 * c * jnp.diag(x**2)
+
+
+def test_implicit_root_derivatives_match_the_implicit_function_theorem():
+    p, c = jnp.array([1.0, -2.0, 0.5]), 0.7
+    x, R_x = _cubic_root(p, c)
+    dx_dp = jnp.linalg.inv(R_x)  # R_x dx = dp
+    dx_dc = -jnp.linalg.solve(R_x, x**3)  # R_x dx = -x^3 dc
+    root = lambda p, c: _cubic_root(p, c)[0]
+    np.testing.assert_allclose(jax.jit(jax.jacfwd(root))(p, c), dx_dp, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(jax.jit(jax.jacrev(root))(p, c), dx_dp, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(jax.jit(jax.jacrev(root, argnums=1))(p, c), dx_dc, rtol=1e-12, atol=1e-14)
+    # batched: each sample its own root and derivative
+    ps = jnp.stack([p, 2 * p])
+    g = jax.jit(jax.vmap(jax.grad(lambda p: jnp.sum(root(p, c)))))(ps)
+    for k in range(2):
+        np.testing.assert_allclose(g[k], jnp.linalg.solve(_cubic_root(ps[k], c)[1].T, jnp.ones(3)), rtol=1e-12)
 
 
 @pytest.mark.parametrize(

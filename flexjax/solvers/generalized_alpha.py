@@ -21,12 +21,13 @@ either at every iteration (`newton="full"`) or kept across iterations and steps 
 refreshed only when the iteration stops contracting (`newton="modified"`, see
 `GeneralizedAlpha`).
 
-Gradients: each step's Newton solve is wrapped in `jax.lax.custom_root`, so forward
-and reverse mode differentiate the *solution* by the implicit function theorem
-($dx = -R_x^{-1} R_p\, dp$) instead of unrolling the iterations; this is exact at the
-converged point and costs one extra linear solve per step. With modified Newton that
-solve uses the kept inverse as a preconditioner (`_preconditioned_solve`) instead of
-forming and factoring the exact matrix.
+Gradients: forward and reverse mode differentiate each step's *solution* by the
+implicit function theorem ($dx = -R_x^{-1} R_p\, dp$) instead of unrolling the
+iterations; this is exact at the converged point and costs one extra linear solve per
+step. Full Newton wraps the solve in `jax.lax.custom_root` (the tangent matrix formed
+and factored); modified Newton in `implicit_root` (`flexjax.solvers.implicit`), whose
+tangent solves start from the matrix kept at the step's end and refine on the measured
+error.
 """
 
 from typing import ClassVar
@@ -39,6 +40,8 @@ from jaxtyping import Array, Bool, Float, Int
 from .._checks import is_concrete
 from . import dense
 from .base import AbstractDAESolver
+from .batching import batch_any, update_where
+from .implicit import implicit_root
 
 
 class GAState(eqx.Module):
@@ -130,14 +133,14 @@ class GeneralizedAlpha(AbstractDAESolver):
     - `contraction_max`, `reuse_iterations`: the refresh rules of `"modified"`.
     - `tangent_refinements`: with `"modified"`, the linear solves of implicit
       differentiation ($R_x\,dx = b$ in forward mode, $R_x^T\bar b = \bar x$ in
-      reverse mode) start from the kept inverse $P$ and take this many refinement
-      steps $dx \leftarrow dx + P(b - R_x dx)$, each one application of the linearized
-      residual, instead of forming $R_x$ by autodiff and factoring it. A probe measures
-      how well $P$ inverts $R_x$ at the solution; if
-      $\|(I - R_x P)w\|_\infty > 10^{-3}\|w\|_\infty$ (or no matrix is kept yet), the
-      exact matrix is formed and factored instead, so the result is the exact solve to
-      about $(10^{-3})^{k+1}$ relative, $k$ = `tangent_refinements`. `0` always forms
-      the exact matrix. Not used with `redundant` (a singular $R_x$).
+      reverse mode) start from the inverse $P$ kept at the end of the step's Newton
+      solve and take up to this many refinement steps
+      $dx \leftarrow dx + P(b - R_x dx)$, each one application of the linearized
+      residual, instead of forming $R_x$ by autodiff and factoring it. They stop
+      when the estimated error is below $10^{-13}$ relative; if the first step shows
+      that this cannot be reached in time, or it was not, the exact matrix is formed
+      and factored instead (`flexjax.solvers.implicit.refined_solve`). `0` always
+      forms the exact matrix. Not used with `redundant` (a singular $R_x$).
     """
 
     rho_inf: Float[Array, ""] = eqx.field(converter=jnp.asarray, default=0.9)
@@ -149,7 +152,7 @@ class GeneralizedAlpha(AbstractDAESolver):
     newton: str = eqx.field(static=True, default="full")
     contraction_max: float = eqx.field(static=True, default=0.5)
     reuse_iterations: int = eqx.field(static=True, default=6)
-    tangent_refinements: int = eqx.field(static=True, default=3)
+    tangent_refinements: int = eqx.field(static=True, default=8)
     order: ClassVar[int] = 2
 
     def __check_init__(self):
@@ -221,20 +224,24 @@ class GeneralizedAlpha(AbstractDAESolver):
 
         x0 = jnp.concatenate([s.qdd, s.lam] + ([jnp.zeros(m, s.q.dtype)] if self.index2 else []))
         scale = (nq, m, beta_h2, jnp.max(jnp.abs(s.q)))
-        tangent_solve = self._tangent_solve
-        if self.newton == "modified":
+        if self.newton == "modified" and not self.redundant:
             m_bar = jnp.max(jnp.abs(jnp.diagonal(system.mass(s.q))))
-            newton = lambda f, x: self._modified_newton(f, x, *scale, m_bar, s.jac_inv, s.jac_valid)
-            if self.tangent_refinements and not self.redundant:
-                # the matrix kept at the step's start; a refresh within the step makes
-                # the probe fail and the exact matrix is formed
-                kept = jax.lax.stop_gradient(s.jac_inv)
-                tangent_solve = lambda g, y: _preconditioned_solve(
-                    g, y, kept, s.jac_valid, self.tangent_refinements, self._tangent_solve)
+
+            def newton(f, x):
+                x, (error, iters, njac, Jinv) = self._modified_newton(f, x, *scale, m_bar, s.jac_inv, s.jac_valid)
+                return x, Jinv, (error, iters, njac)
+
+            # tangent solves preconditioned by the matrix kept at the step's end
+            x, Jinv, aux = implicit_root(residual, x0, newton, self.tangent_refinements)
+            aux = aux + (Jinv,)
         else:
-            newton = lambda f, x: self._newton(f, x, *scale)
-        # aux must be floating point: custom_root's JVP rule gives aux float tangents
-        x, aux = jax.lax.custom_root(residual, x0, newton, tangent_solve, has_aux=True)
+            if self.newton == "modified":
+                m_bar = jnp.max(jnp.abs(jnp.diagonal(system.mass(s.q))))
+                newton = lambda f, x: self._modified_newton(f, x, *scale, m_bar, s.jac_inv, s.jac_valid)
+            else:
+                newton = lambda f, x: self._newton(f, x, *scale)
+            # aux must be floating point: custom_root's JVP rule gives aux float tangents
+            x, aux = jax.lax.custom_root(residual, x0, newton, self._tangent_solve, has_aux=True)
         error, iters, njac = aux[:3]
         qdd, lam = x[:nq], x[nq : nq + m]
         a1, q1, v1 = kinematics(x)
@@ -297,7 +304,7 @@ class GeneralizedAlpha(AbstractDAESolver):
             on = active(it, err)
             stale = (~fresh) & (it >= self.reuse_iterations)
             need = on & ((njac == 0) & ~jac_valid | (theta > self.contraction_max) | stale)
-            Jinv, refreshed = _update_where(need, fresh_inverse, x, Jinv)
+            Jinv, refreshed = update_where(need, fresh_inverse, x, Jinv)
             r = residual(x)
             dx = Jinv @ r
             inc = _increment_error(dx, None, n_dyn, m, beta_h2, m_bar) / tol
@@ -320,32 +327,6 @@ class GeneralizedAlpha(AbstractDAESolver):
         return linear_solve(jax.jacfwd(g)(y), y, self.redundant)
 
 
-PROBE_RATE_MAX = 1e-3  # largest accepted |(I - J P) w| / |w| for `_preconditioned_solve`
-
-
-def _preconditioned_solve(g, y, P, valid, refinements: int, exact):
-    r"""Solve the linear map `g` (matrix $J$) for `y` with the approximate inverse `P`
-    and `refinements` steps $x \leftarrow x + P(y - g(x))$, each reducing the error by
-    the spectral radius of $I - PJ$. That rate is probed first on a fixed vector $w$
-    (it must not depend on `y`, so that the solve stays linear in `y` and transposes
-    for reverse mode): above `PROBE_RATE_MAX`, or with `valid` false, `exact(g, y)`
-    is used instead, for the whole batch under `vmap`.
-
-    Costs `refinements + 1` applications of `g` instead of forming $J$ column by
-    column and factoring it; the transpose (reverse mode) applies $P^T$ and $g^T$."""
-    w = jnp.sin(1.7 * jnp.arange(y.shape[0], dtype=y.dtype) + 0.3)  # all components, no structure
-    rate = jnp.max(jnp.abs(w - g(P @ w))) / jnp.max(jnp.abs(w))
-    good = valid & (rate <= PROBE_RATE_MAX)
-
-    def refined(y):
-        x = P @ y
-        for _ in range(refinements):
-            x = x + P @ (y - g(x))
-        return x
-
-    return jax.lax.cond(batch_any(~good), lambda y: exact(g, y), refined, y)
-
-
 def _increment_error(dx, J, n_dyn, m, beta_h2, m_bar=None):
     r"""Largest Newton increment in position units: $\beta' h^2|\Delta\ddot q|$,
     $\beta' h^2|\Delta\lambda|/\bar m$ ($\bar m$: largest diagonal entry of the mass
@@ -356,25 +337,3 @@ def _increment_error(dx, J, n_dyn, m, beta_h2, m_bar=None):
     dl = beta_h2 * jnp.abs(dx[n_dyn : n_dyn + m]) / m_bar
     dmu = beta_h2 * jnp.abs(dx[n_dyn + m :])
     return jnp.max(jnp.concatenate([dq, dl, dmu]))
-
-
-@jax.custom_batching.custom_vmap
-def batch_any(flag: Bool[Array, ""]) -> Bool[Array, ""]:
-    """`flag` itself; under `vmap`, one unbatched `any` over the batch.
-
-    A `lax.cond` on a batched predicate turns into a `select` that evaluates both
-    branches for every sample; on the result of `batch_any` it stays a branch, taken
-    for the whole batch when any sample asks for it."""
-    return flag
-
-
-@batch_any.def_vmap
-def _batch_any_vmap(axis_size, in_batched, flag):
-    return (jnp.any(flag) if in_batched[0] else flag), False
-
-
-def _update_where(need, make, x, old):
-    """`(make(x), True)` if `need` (for every sample of a batch if any needs it),
-    else `(old, False)`; `make` is evaluated only then."""
-    need = batch_any(need)
-    return jax.lax.cond(need, lambda: make(x), lambda: old), need
