@@ -224,22 +224,21 @@ class GeneralizedAlpha(AbstractDAESolver):
 
         x0 = jnp.concatenate([s.qdd, s.lam] + ([jnp.zeros(m, s.q.dtype)] if self.index2 else []))
         scale = (nq, m, beta_h2, jnp.max(jnp.abs(s.q)))
-        if self.newton == "modified" and not self.redundant:
+        if self.newton == "modified":
             m_bar = jnp.max(jnp.abs(jnp.diagonal(system.mass(s.q))))
+            newton = lambda f, x: self._modified_newton(f, x, *scale, m_bar, s.jac_inv, s.jac_valid)
+        else:
+            newton = lambda f, x: self._newton(f, x, *scale)
+        if self.newton == "modified" and not self.redundant:
 
-            def newton(f, x):
-                x, (error, iters, njac, Jinv) = self._modified_newton(f, x, *scale, m_bar, s.jac_inv, s.jac_valid)
+            def newton_kept(f, x):
+                x, (error, iters, njac, Jinv) = newton(f, x)
                 return x, Jinv, (error, iters, njac)
 
             # tangent solves preconditioned by the matrix kept at the step's end
-            x, Jinv, aux = implicit_root(residual, x0, newton, self.tangent_refinements)
+            x, Jinv, aux = implicit_root(residual, x0, newton_kept, self.tangent_refinements)
             aux = aux + (Jinv,)
         else:
-            if self.newton == "modified":
-                m_bar = jnp.max(jnp.abs(jnp.diagonal(system.mass(s.q))))
-                newton = lambda f, x: self._modified_newton(f, x, *scale, m_bar, s.jac_inv, s.jac_valid)
-            else:
-                newton = lambda f, x: self._newton(f, x, *scale)
             # aux must be floating point: custom_root's JVP rule gives aux float tangents
             x, aux = jax.lax.custom_root(residual, x0, newton, self._tangent_solve, has_aux=True)
         error, iters, njac = aux[:3]
