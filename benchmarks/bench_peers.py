@@ -28,7 +28,8 @@ with relative residual tolerance 1e-8.
 (b) batch: a stiff steel ANCF pendulum (L = 1 m, 1 cm x 1 cm, rho = 7850 kg/m^3,
     E = 210 GPa +-10 % Latin hypercube samples, 4 elements, `--batch-steps` steps of
     `--batch-dt`). flexjax: one `flexjax.run_batch` (vmap; compile = `BatchInfo.compile_s`,
-    run = median of `--repeat` warm calls). Exudyn: one system, E set per sample
+    run = median of `--repeat` warm calls), by default with one Newton matrix per device
+    batch (`GeneralizedAlpha(shared_matrix=True)`; `--no-shared-matrix`: one per sample). Exudyn: one system, E set per sample
     (`SetObjectParameter` + `Assemble`) and `SolveDynamic` in a Python loop, one pass.
 (c) spin-up: the Simo & Vu-Quoc cantilever (L = 10 m, EA = 2.8e7 N, EI = 1.4e4 N m^2,
     rho A = 1.2 kg/m) as `--spinup-elements` ANCF elements whose first node is pinned at
@@ -84,12 +85,12 @@ AXIAL_ORDER, BENDING_ORDER = 5, 3  # Exudyn useReducedOrderIntegration=0: Gauss 
 
 
 # -- flexjax side ------------------------------------------------------------------------
-def flexjax_tip(p, n, t1, h, rho_inf, newton="modified"):
+def flexjax_tip(p, n, t1, h, rho_inf, newton="modified", shared_matrix=False):
     """`f(E) -> (tip (2,), max Newton iterations, success)`: the pinned beam `p` with `n`
     elements simulated to `t1` with `GeneralizedAlpha(newton=newton)`, saving only the
     final state."""
     steps = round(t1 / h)
-    solver = fj.GeneralizedAlpha(rho_inf=rho_inf, newton=newton)
+    solver = fj.GeneralizedAlpha(rho_inf=rho_inf, newton=newton, shared_matrix=shared_matrix and newton == "modified")
 
     def f(youngs):
         beam = fj.AncfBeam2D(p["length"], p["rho"], p["area"], p["second_moment"], youngs, n,
@@ -230,7 +231,7 @@ def bench_batch(n, a, fn):
 
 
 def batch_fn(a):
-    f = flexjax_tip(STIFF, STIFF_ELEMENTS, a.batch_steps * a.batch_dt, a.batch_dt, a.rho_inf, a.newton)
+    f = flexjax_tip(STIFF, STIFF_ELEMENTS, a.batch_steps * a.batch_dt, a.batch_dt, a.rho_inf, a.newton, a.shared_matrix)
 
     def fn(youngs):
         tip, _, ok = f(youngs)
@@ -376,6 +377,8 @@ def parse_args(argv=None):
     p.add_argument("--rho-inf", type=float, default=0.9, help="generalized-alpha spectral radius (both codes)")
     p.add_argument("--newton", choices=("modified", "full"), default="modified",
                    help="flexjax Newton variant (GeneralizedAlpha(newton=...)); Exudyn runs its default modified Newton")
+    p.add_argument("--shared-matrix", action=argparse.BooleanOptionalAction, default=True,
+                   help="(b) with modified Newton, one Newton matrix per device batch (GeneralizedAlpha(shared_matrix=True))")
     p.add_argument("--batch", type=ints, default=[64, 1024], help="(b) sample counts, comma-separated")
     p.add_argument("--batch-steps", type=int, default=100, help="(b) steps per sample")
     p.add_argument("--batch-dt", type=float, default=1e-3, help="(b) time step (s)")
@@ -443,14 +446,15 @@ def main(argv=None):
         "flexjax_version": fj.__version__, "jax_version": jax.__version__, "exudyn_version": exu.__version__,
         "device": device, "devices": len(jax.devices()), "cpu_count": os.cpu_count(), "machine": platform.machine(),
         "dtype": "float64", "rho_inf": a.rho_inf, "newton": a.newton, "repeat": a.repeat, "tol": a.tol,
-        "host_devices": len(jax.devices()),
+        "batch_shared_matrix": bool(a.shared_matrix and a.newton == "modified"), "host_devices": len(jax.devices()),
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
         "load_avg_1min_start": load_start[0], "load_avg_5min_start": load_start[1],
     }
     print(f"flexjax {fj.__version__}, jax {jax.__version__}, exudyn {exu.__version__}; device {device}, "
           f"{os.cpu_count()} CPU cores as {len(jax.devices())} JAX devices, float64, "
           f"OPENBLAS_NUM_THREADS={flat['openblas_num_threads']}; "
-          f"generalized-alpha rho_inf={a.rho_inf}, flexjax newton={a.newton}; median of {a.repeat} runs; "
+          f"generalized-alpha rho_inf={a.rho_inf}, flexjax newton={a.newton} "
+          f"(batch shared_matrix={flat['batch_shared_matrix']}); median of {a.repeat} runs; "
           f"load average {load_start[0]:.1f} (1 min) at start", flush=True)
 
     if "single" not in a.skip:

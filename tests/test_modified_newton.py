@@ -10,6 +10,7 @@ import pytest
 
 import flexjax as fj
 from flexjax.joints.ancf import AncfPin
+from flexjax.solvers.batching import batch_shared
 from flexjax.solvers.implicit import implicit_root, refined_solve
 
 H, STEPS = 1e-3, 200
@@ -22,10 +23,10 @@ def pendulum(youngs):
     return fj.System([beam], [AncfPin(0, 0)], [fj.Gravity((0.0, -9.81))]), beam.straight_coordinates()
 
 
-def run_steps(youngs, newton):
+def run_steps(youngs, newton, shared_matrix=False):
     """Final coordinates and the per-step (iterations, Newton matrices) of STEPS steps."""
     system, q0 = pendulum(youngs)
-    solver = fj.GeneralizedAlpha(rho_inf=0.8, newton=newton)
+    solver = fj.GeneralizedAlpha(rho_inf=0.8, newton=newton, shared_matrix=shared_matrix)
 
     def one(state, k):
         state, info = solver.step(system, k * H, H, state)
@@ -35,7 +36,7 @@ def run_steps(youngs, newton):
     return state.q, infos
 
 
-run = jax.jit(run_steps, static_argnums=1)
+run = jax.jit(run_steps, static_argnums=(1, 2))
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +57,18 @@ def test_modified_newton_matches_full_newton(both):
     assert int(jac_mod[0]) == 1  # the first step has no matrix to reuse
 
 
-def test_batched_modified_newton_equals_per_sample_runs(both):
-    youngs = jnp.array([0.9e7, 1e7, 1.1e7])
-    q_b, (_, jac_b, ok_b) = jax.jit(jax.vmap(lambda e: run_steps(e, "modified")))(youngs)
+YOUNGS = jnp.array([0.9e7, 1e7, 1.1e7])
+
+
+@pytest.fixture(scope="module")
+def batched():
+    """The batch of YOUNGS with per-sample Newton matrices."""
+    return jax.jit(jax.vmap(lambda e: run_steps(e, "modified")))(YOUNGS)
+
+
+def test_batched_modified_newton_equals_per_sample_runs(both, batched):
+    youngs = YOUNGS
+    q_b, (_, jac_b, ok_b) = batched
     assert bool(jnp.all(ok_b))
     # refreshes are shared by the batch (a sample still iterating takes the batch's
     # new matrix): still rare for each sample
@@ -68,13 +78,27 @@ def test_batched_modified_newton_equals_per_sample_runs(both):
         np.testing.assert_allclose(q_b[k], run(e, "full")[0], atol=1e-8)
 
 
-def test_modified_newton_gradient_matches_finite_differences():
-    def tip_x(youngs, newton, **options):
-        system, q0 = pendulum(youngs)
-        tr = fj.simulate(system, q0, jnp.zeros_like(q0), 0.05, H, save_every=50,
-                         solver=fj.GeneralizedAlpha(rho_inf=0.8, newton=newton, **options), consistent=False)
-        return tr.q[-1, -4]
+def test_shared_matrix_batch_equals_per_sample_runs(both, batched):
+    q_s, (it_s, _, ok_s) = jax.jit(jax.vmap(lambda e: run_steps(e, "modified", True)))(YOUNGS)
+    assert bool(jnp.all(ok_s))
+    for k, e in enumerate(YOUNGS):  # each sample still converges on its own residual
+        np.testing.assert_allclose(q_s[k], run(e, "full")[0], atol=1e-8)
+    # the matrix of the mean sample contracts the outer samples more slowly
+    assert int(jnp.sum(it_s[0])) > int(jnp.sum(batched[1][0][0]))
+    # without vmap there is no batch to share with: the same run
+    q_one, (it_one, jac_one, _) = run(1e7, "modified", True)
+    np.testing.assert_array_equal(q_one, both["modified"][0])
+    np.testing.assert_array_equal(jac_one, both["modified"][1][1])
 
+
+def tip_x(youngs, newton, **options):
+    system, q0 = pendulum(youngs)
+    tr = fj.simulate(system, q0, jnp.zeros_like(q0), 0.05, H, save_every=50,
+                     solver=fj.GeneralizedAlpha(rho_inf=0.8, newton=newton, **options), consistent=False)
+    return tr.q[-1, -4]
+
+
+def test_modified_newton_gradient_matches_finite_differences():
     g_mod = jax.jit(jax.grad(lambda e: tip_x(e, "modified")))(1e7)
     f = jax.jit(lambda e: tip_x(e, "modified"))
     fd = (f(1e7 * (1 + 1e-5)) - f(1e7 * (1 - 1e-5))) / (2e2)
@@ -85,6 +109,10 @@ def test_modified_newton_gradient_matches_finite_differences():
     exact = lambda e: tip_x(e, "modified", tangent_refinements=0)
     _, d_exact = jax.jit(lambda e: jax.jvp(exact, (e,), (jnp.ones_like(e),)))(1e7)
     assert float(g_mod) == pytest.approx(float(d_exact), rel=1e-10)
+    # a batch with one shared Newton matrix: tangent solves refined from that matrix
+    shared = lambda e: tip_x(e, "modified", shared_matrix=True)
+    g_batch = jax.jit(jax.vmap(jax.grad(shared)))(YOUNGS)
+    assert float(g_batch[1]) == pytest.approx(float(g_mod), rel=1e-8)
 
 
 def _random_system(key, n=22, perturbation=1e-5):
@@ -154,10 +182,25 @@ def test_implicit_root_derivatives_match_the_implicit_function_theorem():
         np.testing.assert_allclose(g[k], jnp.linalg.solve(_cubic_root(ps[k], c)[1].T, jnp.ones(3)), rtol=1e-12)
 
 
+def test_batch_shared_evaluates_once_at_the_batch_mean():
+    def f(x, scale, k):  # closes over a float and an integer value of each sample
+        return batch_shared(lambda x: jnp.sin(x) * scale + k)(x)
+
+    x, scale, k = jnp.array([0.1, 0.4, 1.0]), jnp.array([1.0, 2.0, 6.0]), jnp.array([5, 7, 9])
+    out = jax.vmap(f)(x, scale, k)
+    np.testing.assert_allclose(out, jnp.full(3, jnp.sin(0.5) * 3.0 + 5))  # means; first integer
+    assert float(f(x[1], scale[1], k[1])) == pytest.approx(jnp.sin(0.4) * 2.0 + 7)  # no batch: f itself
+    # an unbatched input stays as it is; nested batches share over each level in turn
+    np.testing.assert_allclose(jax.vmap(f, (0, None, None))(x, 2.0, 1), jnp.full(3, jnp.sin(0.5) * 2.0 + 1))
+    nested = jax.vmap(jax.vmap(f, (0, None, None)), (None, 0, None))(x, scale, 0)
+    np.testing.assert_allclose(nested, jnp.full((3, 3), jnp.sin(0.5) * 3.0))
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [(dict(newton="quasi"), "newton"), (dict(contraction_max=1.0), "contraction_max"),
-     (dict(reuse_iterations=0), "reuse_iterations"), (dict(tangent_refinements=-1), "tangent_refinements")],
+     (dict(reuse_iterations=0), "reuse_iterations"), (dict(tangent_refinements=-1), "tangent_refinements"),
+     (dict(shared_matrix=True), "shared_matrix")],
 )
 def test_bad_newton_options_raise(kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -318,7 +318,7 @@ class AncfBeam2D(AbstractBody):
 
     def _measures(self, rp, rpp):
         """$(\\varepsilon, \\kappa)$ from $r'$ and $r''$ (last axis: components)."""
-        sq = jnp.sum(rp * rp, axis=-1)
+        sq = rp[..., 0] ** 2 + rp[..., 1] ** 2  # not a size-2 reduction: a separate kernel on CPU
         cross = rp[..., 0] * rpp[..., 1] - rp[..., 1] * rpp[..., 0]
         if self.strain == "stretch":
             return jnp.sqrt(sq) - 1.0, cross / sq
@@ -346,29 +346,42 @@ class AncfBeam2D(AbstractBody):
         _, kappa = self._measures(u[0], u[1])
         return 0.5 * self.element_length * self.youngs * self.second_moment * kappa**2
 
-    def _element_energy(self, E):
+    def _point_maps(self):
+        """The Gauss-point maps of `_quadrature` acting on an element's 8 coordinates
+        (node-major, component-minor): axial `Ba` (Ga, 2, 8) gives $r'$, bending `Bb`
+        (Gb, 4, 8) gives $[r', r'']$. Batched, these are plain matrix products on the
+        coordinate vectors, with no transposes of small component axes."""
         Sa, wa, Sb, wb = self._quadrature()
-        ua, ub = jnp.einsum("gan,nc->gac", Sa, E), jnp.einsum("gan,nc->gac", Sb, E)
+        kron = lambda S: jnp.einsum("gan,cd->gacnd", S, jnp.eye(2)).reshape(S.shape[0], 2 * S.shape[1], 8)
+        return kron(Sa), wa, kron(Sb), wb
+
+    def _element_energy(self, E):
+        Ba, wa, Bb, wb = self._point_maps()
+        # one product for all points, with e on the left: batched, the samples stay rows
+        u = jnp.reshape(E, 8) @ jnp.concatenate([jnp.reshape(Ba, (-1, 8)), jnp.reshape(Bb, (-1, 8))]).T
+        na = Ba.shape[0] * Ba.shape[1]
+        ua, ub = jnp.reshape(u[:na], (-1, 1, 2)), jnp.reshape(u[na:], (-1, 2, 2))
         return wa @ jax.vmap(self._axial_density)(ua) + wb @ jax.vmap(self._bending_density)(ub)
 
     def _element_stiffness(self, E):
         r"""Hessians of the element energies, (n, 8, 8), from node matrices `E` (n, 4, 2).
 
         The energy is a weighted sum of point densities $\psi_g(u_g)$ of inputs
-        $u_g = S_g E$ that are linear in the coordinates, so
-        $K_e = \sum_g w_g S_g^T \nabla^2\psi_g S_g$: autodiff Hessians of the 2- and
+        $u_g = B_g q_e$ that are linear in the coordinates, so
+        $K_e = \sum_g w_g B_g^T \nabla^2\psi_g B_g$: autodiff Hessians of the 2- and
         4-input densities instead of the 8-input element energy (measured 1.7× cheaper for
         one beam, 2.3× per sample in a batch of 64).
         """
-        Sa, wa, Sb, wb = self._quadrature()
+        Ba, wa, Bb, wb = self._point_maps()
+        e = jnp.reshape(E, (E.shape[0], 8))
 
-        def points(S, w, density):
-            u = jnp.einsum("gan,enc->egac", S, E)
-            H = jax.vmap(jax.vmap(jax.hessian(density)))(u) * w[None, :, None, None, None, None]
-            return jnp.einsum("gan,gbm,egacbd->encmd", S, S, H)
+        def points(B, w, density):
+            k = B.shape[1]
+            flat_density = lambda u: density(jnp.reshape(u, (k // 2, 2)))
+            H = jax.vmap(jax.vmap(jax.hessian(flat_density)))(jnp.einsum("gkm,em->egk", B, e))
+            return jnp.einsum("gkm,egkl,g,gln->emn", B, H, w, B)
 
-        K = points(Sa, wa, self._axial_density) + points(Sb, wb, self._bending_density)
-        return jnp.reshape(K, (E.shape[0], 8, 8))
+        return points(Ba, wa, self._axial_density) + points(Bb, wb, self._bending_density)
 
     def potential_energy(self, q: Float[Array, " nq"]) -> Scalar:
         r"""Elastic energy $U = \tfrac12\int (EA\varepsilon^2 + EI\kappa^2)\,dx$ (J)."""

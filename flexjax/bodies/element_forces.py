@@ -34,12 +34,27 @@ def _instantiate(tangent, primal):
     )
 
 
+def _windows(q, n: int, stride: int, width: int):
+    """The element windows `q[stride*e : stride*e + width]`, (n, width). When `width` is
+    a multiple of `stride` (neighbours share whole nodes) they are built from slices,
+    whose transpose (the assembly of element forces) is pads and adds: a gather's
+    transpose is a scatter-add, a serial loop on CPU."""
+    if width % stride:
+        return q[stride * np.arange(n)[:, None] + np.arange(width)[None, :]]
+    k = width // stride
+    return jnp.concatenate([jnp.reshape(q[stride * j : stride * (j + n)], (n, stride)) for j in range(k)], axis=1)
+
+
+def _assemble(F, nq: int, n: int, stride: int, width: int):
+    """$\\sum_e P_e^T F_e$: element vectors `F` (n, width) added into a vector of size `nq`
+    (the transpose of `_windows`)."""
+    return jax.linear_transpose(lambda q: _windows(q, n, stride, width), jnp.zeros(nq, F.dtype))(F)[0]
+
+
 @functools.cache
 def _chain_force(element_energy, n: int, stride: int, width: int, element_hessian=None):
-    index = stride * np.arange(n)[:, None] + np.arange(width)[None, :]
-
     def force(body, q):
-        energy = lambda q: jnp.sum(jax.vmap(element_energy, (None, 0))(body, q[index]))
+        energy = lambda q: jnp.sum(jax.vmap(element_energy, (None, 0))(body, _windows(q, n, stride, width)))
         return -jax.grad(energy)(q)
 
     f = jax.custom_jvp(force)
@@ -50,11 +65,13 @@ def _chain_force(element_energy, n: int, stride: int, width: int, element_hessia
         out = f(body, q)
         dout = jnp.zeros_like(out)
         if not isinstance(dq, SymbolicZero):
+            qe = _windows(q, n, stride, width)
             if element_hessian is None:
-                K = jax.vmap(jax.hessian(element_energy, argnums=1), (None, 0))(body, q[index])
+                K = jax.vmap(jax.hessian(element_energy, argnums=1), (None, 0))(body, qe)
             else:
-                K = element_hessian(body, q[index])
-            dout = dout - jnp.zeros_like(q).at[index].add(jnp.einsum("eij,ej->ei", K, dq[index]))
+                K = element_hessian(body, qe)
+            dF = jnp.einsum("eij,ej->ei", K, _windows(dq, n, stride, width))
+            dout = dout - _assemble(dF, q.shape[0], n, stride, width)
         if not _is_zero(dbody):
             dout = dout + jax.jvp(lambda b: force(b, q), (body,), (_instantiate(dbody, body),))[1]
         return out, dout

@@ -40,7 +40,7 @@ from jaxtyping import Array, Bool, Float, Int
 from .._checks import is_concrete
 from . import dense
 from .base import AbstractDAESolver
-from .batching import batch_any, update_where
+from .batching import batch_any, batch_shared, update_where
 from .implicit import implicit_root
 
 
@@ -141,6 +141,20 @@ class GeneralizedAlpha(AbstractDAESolver):
       that this cannot be reached in time, or it was not, the exact matrix is formed
       and factored instead (`flexjax.solvers.implicit.refined_solve`). `0` always
       forms the exact matrix. Not used with `redundant` (a singular $R_x$).
+    - `shared_matrix`: with `"modified"`, under `vmap` form one Newton matrix for the
+      whole batch instead of one per sample: the residual's Jacobian at the batch's
+      mean sample (mean of every batched parameter and state; mean-based
+      preconditioning, Powell & Elman 2009), factored once and kept by every sample.
+      Each sample still iterates on its own residual to the same tolerance, so the
+      results are those of per-sample matrices to the Newton tolerance; the
+      contraction rate of a sample grows with its distance from the mean (about the
+      relative spread of the stiffness: ±10 % in Young's modulus gave up to 0.1 and 7
+      instead of 4–5 iterations per step on a stiff ANCF pendulum), while a new matrix
+      costs one formation per batch instead of one per sample. For batches of similar
+      samples (parameter sweeps, uncertainty analysis); a sample too far from the mean
+      for the kept matrix to contract fails its step (`max_iter`) like any
+      non-converging Newton solve. Under `run_batch` each device shares its own
+      matrix. Without `vmap` it changes nothing.
     """
 
     rho_inf: Float[Array, ""] = eqx.field(converter=jnp.asarray, default=0.9)
@@ -153,6 +167,7 @@ class GeneralizedAlpha(AbstractDAESolver):
     contraction_max: float = eqx.field(static=True, default=0.5)
     reuse_iterations: int = eqx.field(static=True, default=6)
     tangent_refinements: int = eqx.field(static=True, default=8)
+    shared_matrix: bool = eqx.field(static=True, default=False)
     order: ClassVar[int] = 2
 
     def __check_init__(self):
@@ -166,6 +181,8 @@ class GeneralizedAlpha(AbstractDAESolver):
             raise ValueError(f"GeneralizedAlpha: `newton` must be 'full' or 'modified', got {self.newton!r}.")
         if not 0.0 < self.contraction_max < 1.0 or self.reuse_iterations < 1:
             raise ValueError("GeneralizedAlpha: need 0 < contraction_max < 1 and reuse_iterations >= 1.")
+        if self.shared_matrix and self.newton != "modified":
+            raise ValueError("GeneralizedAlpha: `shared_matrix=True` needs newton='modified' (a kept Newton matrix).")
         if self.tangent_refinements < 0:
             raise ValueError(f"GeneralizedAlpha: `tangent_refinements` must be >= 0, got {self.tangent_refinements}.")
 
@@ -287,6 +304,8 @@ class GeneralizedAlpha(AbstractDAESolver):
         tol = self.atol + self.rtol * q_scale
         inverse = jnp.linalg.pinv if self.redundant else dense.inverse
         fresh_inverse = lambda x: inverse(jax.jacfwd(residual)(x))
+        if self.shared_matrix:
+            fresh_inverse = batch_shared(fresh_inverse)
 
         def active(it, err):
             return (it == 0) | ((it < self.max_iter) & (err > 1.0) & jnp.isfinite(err))
@@ -305,7 +324,7 @@ class GeneralizedAlpha(AbstractDAESolver):
             need = on & ((njac == 0) & ~jac_valid | (theta > self.contraction_max) | stale)
             Jinv, refreshed = update_where(need, fresh_inverse, x, Jinv)
             r = residual(x)
-            dx = Jinv @ r
+            dx = r @ Jinv.T  # r as the left operand: batched, the samples stay rows
             inc = _increment_error(dx, None, n_dyn, m, beta_h2, m_bar) / tol
             inc = jnp.where(jnp.isfinite(inc), inc, jnp.inf)
             theta_new = jnp.where(it == 0, 0.0, inc / inc_prev)

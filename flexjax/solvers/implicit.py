@@ -23,7 +23,7 @@ import jax.numpy as jnp
 from jax.custom_derivatives import SymbolicZero
 
 from . import dense
-from .batching import batch_any
+from .batching import batch_any, hoisted
 
 ERROR_RTOL = 1e-13  # accepted estimated error |x - x*|_inf / |x|_inf of `refined_solve`
 
@@ -56,8 +56,8 @@ def refined_solve(A, b, P, refinements: int):
     ratio = lambda num, den: jnp.where(num == 0, 0.0, num / den)  # 0/0 = 0; c/0 = inf
     nonzero = norm(b) > 0  # else x = 0 is the answer; a zero x0 = P b is not one
     done = lambda x, d, rate: (norm(d) * jnp.minimum(rate, 1.0) <= ERROR_RTOL * norm(x)) & ((norm(x) > 0) | ~nonzero)
-    x = P @ b
-    d = P @ (b - A(x))
+    x = b @ P.T  # b on the left: batched, the samples stay rows
+    d = (b - A(x)) @ P.T
     rate = ratio(norm(d), norm(x))
     reachable = rate <= ERROR_RTOL ** (1.0 / (refinements + 1))
 
@@ -68,23 +68,11 @@ def refined_solve(A, b, P, refinements: int):
     def body(c):
         x, d, rate, k = c
         x = x + d
-        d_new = P @ (b - A(x))
+        d_new = (b - A(x)) @ P.T
         return x, d_new, ratio(norm(d_new), norm(d)), k + 1
 
     x, d, rate, _ = jax.lax.while_loop(cond, body, (x, d, rate, jnp.array(0)))
     return jax.lax.cond(batch_any(~done(x, d, rate)), exact, lambda: x + d)
-
-
-def _hoisted(fun, *args):
-    """`fun` as a function of `args` and of the traced values it closes over, with those
-    values: the derivative rule below is traced after the caller's trace has ended,
-    so it must not close over any tracer (`jax.closure_convert` keeps integer and
-    boolean ones)."""
-    closed, shapes = jax.make_jaxpr(fun, return_shape=True)(*args)
-    out_tree = jax.tree_util.tree_structure(shapes)
-    flat = lambda consts, *a: jax.tree_util.tree_unflatten(
-        out_tree, jax.core.eval_jaxpr(closed.jaxpr, consts, *jax.tree_util.tree_leaves(a)))
-    return flat, list(closed.consts)
 
 
 def implicit_root(residual, x0, solve, refinements: int):
@@ -97,8 +85,8 @@ def implicit_root(residual, x0, solve, refinements: int):
     tangent solves use `refined_solve(..., refinements)` with `P` (`P^T` in reverse
     mode).
     """
-    res_fn, res_consts = _hoisted(residual, x0)
-    solve_fn, solve_consts = _hoisted(lambda x: solve(residual, x), x0)
+    res_fn, res_consts = hoisted(residual, x0)
+    solve_fn, solve_consts = hoisted(lambda x: solve(residual, x), x0)
 
     @jax.custom_jvp
     def root(x0, rc, sc):
