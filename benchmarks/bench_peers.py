@@ -29,9 +29,9 @@ with relative residual tolerance 1e-8.
     E = 210 GPa +-10 % Latin hypercube samples, 4 elements, `--batch-steps` steps of
     `--batch-dt`). flexjax: one `flexjax.run_batch` (vmap; compile = `BatchInfo.compile_s`,
     run = median of `--repeat` warm calls), by default with one Newton matrix per device
-    batch (`GeneralizedAlpha(shared_matrix=True)`; `--no-shared-matrix`: one per sample). Exudyn: one system, E set per sample
-    (`SetObjectParameter` + `Assemble`) and `SolveDynamic` in a Python loop, median of
-    `--repeat` passes.
+    batch (`GeneralizedAlpha(shared_matrix=True)`; `--no-shared-matrix`: one per
+    sample). Exudyn: one system, E set per sample (`SetObjectParameter` + `Assemble`)
+    and `SolveDynamic` in a Python loop, median of `--repeat` passes.
 (c) spin-up: the Simo & Vu-Quoc cantilever (L = 10 m, EA = 2.8e7 N, EI = 1.4e4 N m^2,
     rho A = 1.2 kg/m) as `--spinup-elements` ANCF elements whose first node is pinned at
     the hub axis and whose first slope follows the prescribed hub angle (the spin-up
@@ -71,6 +71,7 @@ from flexjax.batch import run_batch
 from flexjax.joints.ancf import AncfPin
 
 from bench_batch import _table  # same printed-table layout as the batch benchmark
+from bench_grad import time_alternating  # forward and gradient timed in turn, as there
 
 G = 9.81
 # (a) the very flexible pendulum (experiments/flexible_pendulum.py)
@@ -252,11 +253,7 @@ def bench_gradient(a):
     fwd, fwd_compile = _aot(loss, E)
     grad, grad_compile = _aot(jax.grad(loss), E)
     x, g = jax.block_until_ready((fwd(E), grad(E)))
-    # called in turn, so that slow drifts of a shared machine hit both alike
-    fwd_times, grad_times = [], []
-    for _ in range(a.repeat):
-        fwd_times.append(_median_run(lambda: fwd(E), 1)[0])
-        grad_times.append(_median_run(lambda: grad(E), 1)[0])
+    fwd_times, grad_times = time_alternating((fwd, grad), E, a.repeat)
     fwd_run, grad_run = statistics.median(fwd_times), statistics.median(grad_times)
     dE = 1e-4 * STIFF["youngs"]
     fd = (float(fwd(E + dE)) - float(fwd(E - dE))) / (2 * dE)

@@ -30,7 +30,6 @@ def update_where(need, make, x, old):
     return jax.lax.cond(need, lambda: make(x), lambda: old), need
 
 
-
 def hoisted(fun, *args):
     """`fun` as a function `(consts, *args)` of `args` and of the traced values it closes
     over, with those values. For functions whose transformation rules are traced
