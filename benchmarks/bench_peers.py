@@ -30,7 +30,9 @@ with relative residual tolerance 1e-8.
     `--batch-dt`). flexjax: one `flexjax.run_batch` (vmap; compile = `BatchInfo.compile_s`,
     run = median of `--repeat` warm calls), by default with one Newton matrix per device
     batch (`GeneralizedAlpha(shared_matrix=True)`; `--no-shared-matrix`: one per
-    sample). Exudyn: one system, E set per sample (`SetObjectParameter` + `Assemble`)
+    sample), the samples run in similarity order (`run_batch(order_by_similarity=True)`:
+    each device gets the neighbouring half of the E range; `--no-order-by-similarity`:
+    the drawn order). Exudyn: one system, E set per sample (`SetObjectParameter` + `Assemble`)
     and `SolveDynamic` in a Python loop, median of `--repeat` passes.
 (c) spin-up: the Simo & Vu-Quoc cantilever (L = 10 m, EA = 2.8e7 N, EI = 1.4e4 N m^2,
     rho A = 1.2 kg/m) as `--spinup-elements` ANCF elements whose first node is pinned at
@@ -210,11 +212,12 @@ def _samples(n, seed):
 def bench_batch(n, a, fn):
     E = _samples(n, a.seed)
     chunk = min(n, a.chunk_size)
-    out, info = run_batch(fn, E, chunk_size=chunk, return_info=True)
+    kw = dict(chunk_size=chunk, order_by_similarity=a.order_by_similarity)
+    out, info = run_batch(fn, E, return_info=True, **kw)
     times = []
     for _ in range(a.repeat):
         t = time.perf_counter()
-        out = run_batch(fn, E, chunk_size=chunk)
+        out = run_batch(fn, E, **kw)
         times.append(time.perf_counter() - t)
     fj_run = statistics.median(times)
 
@@ -380,6 +383,8 @@ def parse_args(argv=None):
                    help="flexjax Newton variant (GeneralizedAlpha(newton=...)); Exudyn runs its default modified Newton")
     p.add_argument("--shared-matrix", action=argparse.BooleanOptionalAction, default=True,
                    help="(b) with modified Newton, one Newton matrix per device batch (GeneralizedAlpha(shared_matrix=True))")
+    p.add_argument("--order-by-similarity", action=argparse.BooleanOptionalAction, default=True,
+                   help="(b) run the samples sorted by E (run_batch(order_by_similarity=True)); results keep the drawn order")
     p.add_argument("--batch", type=ints, default=[64, 1024], help="(b) sample counts, comma-separated")
     p.add_argument("--batch-steps", type=int, default=100, help="(b) steps per sample")
     p.add_argument("--batch-dt", type=float, default=1e-3, help="(b) time step (s)")
@@ -448,6 +453,7 @@ def main(argv=None):
         "device": device, "devices": len(jax.devices()), "cpu_count": os.cpu_count(), "machine": platform.machine(),
         "dtype": "float64", "rho_inf": a.rho_inf, "newton": a.newton, "repeat": a.repeat, "tol": a.tol,
         "batch_shared_matrix": bool(a.shared_matrix and a.newton == "modified"), "host_devices": len(jax.devices()),
+        "batch_order_by_similarity": bool(a.order_by_similarity),
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
         "load_avg_1min_start": load_start[0], "load_avg_5min_start": load_start[1],
     }
@@ -455,7 +461,7 @@ def main(argv=None):
           f"{os.cpu_count()} CPU cores as {len(jax.devices())} JAX devices, float64, "
           f"OPENBLAS_NUM_THREADS={flat['openblas_num_threads']}; "
           f"generalized-alpha rho_inf={a.rho_inf}, flexjax newton={a.newton} "
-          f"(batch shared_matrix={flat['batch_shared_matrix']}); median of {a.repeat} runs; "
+          f"(batch shared_matrix={flat['batch_shared_matrix']}, order_by_similarity={a.order_by_similarity}); median of {a.repeat} runs; "
           f"load average {load_start[0]:.1f} (1 min) at start", flush=True)
 
     if "single" not in a.skip:

@@ -8,12 +8,14 @@ Layout of `out_dir` (format `flexjax-batch-1`):
 
 - `manifest.json`: `n` (number of samples), `chunk_size` (effective, after rounding to
   the device count), `nchunks`, `fingerprint` (SHA-256 of the sample tree structure,
-  dtypes, shapes and bytes), and informational fields (`fn`, `ndevices`).
+  dtypes, shapes and bytes), `order` (`"given"`, or `"similarity"` when the samples
+  ran in `similarity_order`; the chunks then hold the reordered samples), and
+  informational fields (`fn`, `ndevices`).
 - `chunk_00000.npz`, ...: the outputs of one chunk (padding dropped), leaves in
   `jax.tree_util` flatten order as `leaf_00000`, ...
 
 A manifest that does not match the current call (other samples, another `N`, another
-effective chunk size) raises `ValueError` unless `overwrite=True`, which deletes the
+effective chunk size, another order) raises `ValueError` unless `overwrite=True`, which deletes the
 old manifest and chunk files and starts fresh.
 """
 
@@ -96,6 +98,33 @@ def fingerprint(samples) -> str:
     return h.hexdigest()
 
 
+def similarity_order(samples, iterations: int = 30) -> np.ndarray:
+    """Indices that sort `samples` (a pytree of arrays with a leading sample axis) along
+    their first principal axis: every floating-point column is standardized (constant
+    columns dropped) and the samples are ordered by their projection on the leading
+    right singular vector (power iteration from a fixed start, `iterations` steps). Neighbours in this
+    order are similar samples. Integer, boolean and constant leaves do not count; when
+    nothing varies, the given order is kept."""
+    leaves, _, n = _leading_size(samples)
+    cols = [x.reshape(n, -1).astype(np.float64) for x in leaves if np.issubdtype(x.dtype, np.floating)]
+    if not cols or n < 3:
+        return np.arange(n)
+    X = np.concatenate(cols, axis=1)
+    X = X - X.mean(axis=0)
+    std = X.std(axis=0)
+    X = X[:, std > 0] / std[std > 0]
+    if X.shape[1] == 0:
+        return np.arange(n)
+    v = np.random.default_rng(0).standard_normal(X.shape[1])  # fixed: the order is reproducible
+    for _ in range(iterations):
+        w = X.T @ (X @ v)
+        norm = np.linalg.norm(w)
+        if norm == 0:
+            break
+        v = w / norm
+    return np.argsort(X @ v, kind="stable")
+
+
 def _cache(fn, chunk_leaves, treedef, devices):
     """The per-`fn` cache dict and the key of this chunk shape and device set."""
     key = (
@@ -150,7 +179,8 @@ def _prepare_dir(out_dir, manifest, overwrite):
     path = out_dir / _MANIFEST
     if path.exists():
         old = json.loads(path.read_text())
-        keys = ("format", "n", "chunk_size", "nchunks", "fingerprint")
+        old.setdefault("order", "given")  # manifests written before the option existed
+        keys = ("format", "n", "chunk_size", "nchunks", "fingerprint", "order")
         if all(old.get(k) == manifest[k] for k in keys):
             return
         if not overwrite:
@@ -200,6 +230,7 @@ def run_batch(
     devices=None,
     overwrite: bool = False,
     return_info: bool = False,
+    order_by_similarity: bool = False,
 ):
     r"""Evaluate `fn` on every sample, as vmapped, sharded, chunked batches.
 
@@ -226,6 +257,15 @@ def run_batch(
     - `overwrite`: when `out_dir` holds a run of other samples, delete it and start
       fresh instead of raising.
     - `return_info`: also return a `BatchInfo`.
+    - `order_by_similarity`: run the samples in the order of `similarity_order` (along
+      their first principal axis), so that each chunk, and each device's share of it,
+      holds similar samples. Computations that share work across a vmapped batch
+      converge faster on a narrower batch: with `GeneralizedAlpha(shared_matrix=True)`,
+      the Newton matrix formed at each device's mean sample is closer to every one of
+      its samples (a ±10 % spread of Young's modulus split into ±5 % halves: 6 instead
+      of 7 Newton iterations per step). The outputs are returned in the given order
+      all the same; with `out_dir`, the chunk files hold the reordered samples (the
+      manifest records it).
 
     **Returns:** the outputs for all `N` samples, `fn`'s output tree with a leading
     axis `N`, as NumPy arrays in host memory (a batch may be larger than device memory);
@@ -236,6 +276,9 @@ def run_batch(
     different sample set.
     """
     leaves, treedef, n = _leading_size(samples)
+    order = similarity_order(samples) if order_by_similarity else None
+    if order is not None:
+        leaves = [x[order] for x in leaves]
     if not isinstance(chunk_size, (int, np.integer)) or isinstance(chunk_size, bool) or chunk_size < 1:
         raise ValueError(f"run_batch: `chunk_size` must be a positive integer, got {chunk_size!r}.")
     devices = list(jax.local_devices() if devices is None else devices)
@@ -254,6 +297,7 @@ def run_batch(
             "chunk_size": chunk,
             "nchunks": nchunks,
             "fingerprint": fingerprint(samples),
+            "order": "similarity" if order_by_similarity else "given",
             "fn": getattr(fn, "__qualname__", repr(fn)),
             "ndevices": ndev,
         }
@@ -321,6 +365,10 @@ def run_batch(
     run_s = time.perf_counter() - t
 
     stacked = [np.concatenate([r[i] for r in results]) for i in range(len(out_leaves_info))]
+    if order is not None:  # back to the given order
+        inverse = np.empty_like(order)
+        inverse[order] = np.arange(n)
+        stacked = [x[inverse] for x in stacked]
     outputs = jax.tree_util.tree_unflatten(out_treedef, stacked)
     if return_info:
         return outputs, BatchInfo(n, chunk, nchunks, ndev, tuple(todo), compile_s, run_s)

@@ -17,7 +17,7 @@ import pytest
 import flexjax as fj
 from flexjax import models
 from flexjax.analysis import interval as iv
-from flexjax.batch import fingerprint, run_batch
+from flexjax.batch import fingerprint, run_batch, similarity_order
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -134,6 +134,37 @@ def test_changed_samples_are_detected(tmp_path):
     fresh = run_batch(fn, changed, chunk_size=4, out_dir=tmp_path, overwrite=True)
     assert np.array_equal(fresh["y"], [0.0, 1.0, 2.0, 3.0, 4.0, 10.0])
     assert json.loads((tmp_path / "manifest.json").read_text())["fingerprint"] == fingerprint(changed)
+
+
+def test_similarity_order_follows_the_principal_axis():
+    rng = np.random.default_rng(3)
+    t = rng.permutation(40) / 40.0
+    # two anti-correlated columns of different units, small noise off the line, an
+    # integer leaf and a constant column that must not count
+    s = {"p": np.stack([1e9 * (1 + t), 5.0 - 2.0 * t + 1e-3 * rng.standard_normal(40)], axis=1),
+         "k": rng.integers(0, 100, 40), "c": np.full(40, 7.0)}
+    order = similarity_order(s)
+    assert sorted(order.tolist()) == list(range(40))
+    key = t[order]
+    assert np.all(np.diff(key) > 0) or np.all(np.diff(key) < 0)  # sorted along the line, either way round
+    assert np.array_equal(similarity_order({"c": np.ones(5)}), np.arange(5))  # nothing varies: given order
+
+
+def test_order_by_similarity_returns_the_given_order(tmp_path):
+    log = []
+    fn = _recording_fn(log)
+    x = np.array([3.0, -1.0, 7.0, 0.5, 2.0, -4.0, 6.0])
+    out, info = run_batch(fn, x, chunk_size=2, out_dir=tmp_path, order_by_similarity=True, return_info=True)
+    assert np.array_equal(out["y"], x**2 + 3.0)  # given order, although it ran sorted
+    ran = np.concatenate(log)[: x.size]
+    assert np.all(np.diff(ran) > 0) or np.all(np.diff(ran) < 0)
+    assert json.loads((tmp_path / "manifest.json").read_text())["order"] == "similarity"
+    log.clear()
+    (tmp_path / "chunk_00001.npz").unlink()  # resumes in the same order: only chunk 1 runs again
+    again = run_batch(fn, x, chunk_size=2, out_dir=tmp_path, order_by_similarity=True)
+    assert np.array_equal(np.concatenate(log), ran[2:4]) and np.array_equal(again["y"], out["y"])
+    with pytest.raises(ValueError, match="order: 'similarity' -> 'given'"):
+        run_batch(fn, x, chunk_size=2, out_dir=tmp_path)
 
 
 def test_sampling_schemes():

@@ -10,7 +10,7 @@ import pytest
 
 import flexjax as fj
 from flexjax.joints.ancf import AncfPin
-from flexjax.solvers.batching import batch_shared
+from flexjax.solvers.batching import batch_shared, max_abs
 from flexjax.solvers.implicit import implicit_root, refined_solve
 
 H, STEPS = 1e-3, 200
@@ -180,6 +180,15 @@ def test_implicit_root_derivatives_match_the_implicit_function_theorem():
     g = jax.jit(jax.vmap(jax.grad(lambda p: jnp.sum(root(p, c)))))(ps)
     for k in range(2):
         np.testing.assert_allclose(g[k], jnp.linalg.solve(_cubic_root(ps[k], c)[1].T, jnp.ones(3)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 22, 23])
+def test_max_abs_equals_the_reduction(n):
+    x = jnp.asarray(np.random.default_rng(n).standard_normal((4, n)))
+    np.testing.assert_array_equal(max_abs(x), jnp.max(jnp.abs(x), axis=-1))
+    np.testing.assert_array_equal(jax.vmap(max_abs)(x), jnp.max(jnp.abs(x), axis=-1))
+    assert bool(jnp.isnan(max_abs(x.at[:, n // 2].set(jnp.nan))).all())  # NaN is never hidden
+    assert max_abs(jnp.zeros((0,))) == 0.0
 
 
 def test_batch_shared_evaluates_once_at_the_batch_mean():

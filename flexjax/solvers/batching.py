@@ -1,7 +1,7 @@
 """Batch-wide decisions under `vmap`: one branch for the whole batch instead of a
 `select` that evaluates both branches for every sample (`batch_any`, `update_where`),
 and one value computed for the whole batch instead of one per sample
-(`batch_shared`)."""
+(`batch_shared`); and `max_abs`, a per-sample norm that fuses under `vmap`."""
 
 import jax
 import jax.numpy as jnp
@@ -77,3 +77,18 @@ def batch_shared(fun):
         return call(x, consts)
 
     return shared
+
+
+def max_abs(x):
+    """`max(|x|)` over the last axis, as a tree of elementwise maxima (NaN propagates;
+    0 for an empty axis). XLA fuses these with the surrounding elementwise work, where a
+    `reduce` over a short row becomes a library call (YNNPACK on CPU) that costs more
+    than the arithmetic: under `vmap`, once per sample and Newton iteration."""
+    x = jnp.abs(x)
+    if x.shape[-1] == 0:
+        return jnp.zeros(x.shape[:-1], x.dtype)
+    while x.shape[-1] > 1:
+        half = x.shape[-1] // 2
+        pair = jnp.maximum(x[..., :half], x[..., half : 2 * half])
+        x = jnp.concatenate([pair, x[..., 2 * half :]], axis=-1)
+    return x[..., 0]

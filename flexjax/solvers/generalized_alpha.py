@@ -40,7 +40,7 @@ from jaxtyping import Array, Bool, Float, Int
 from .._checks import is_concrete
 from . import dense
 from .base import AbstractDAESolver
-from .batching import batch_any, batch_shared, update_where
+from .batching import batch_any, batch_shared, max_abs, update_where
 from .implicit import implicit_root
 
 
@@ -240,9 +240,9 @@ class GeneralizedAlpha(AbstractDAESolver):
             return jnp.concatenate(rows)
 
         x0 = jnp.concatenate([s.qdd, s.lam] + ([jnp.zeros(m, s.q.dtype)] if self.index2 else []))
-        scale = (nq, m, beta_h2, jnp.max(jnp.abs(s.q)))
+        scale = (nq, m, beta_h2, max_abs(s.q))
         if self.newton == "modified":
-            m_bar = jnp.max(jnp.abs(jnp.diagonal(system.mass(s.q))))
+            m_bar = max_abs(jnp.diagonal(system.mass(s.q)))
             newton = lambda f, x: self._modified_newton(f, x, *scale, m_bar, s.jac_inv, s.jac_valid)
         else:
             newton = lambda f, x: self._newton(f, x, *scale)
@@ -350,8 +350,9 @@ def _increment_error(dx, J, n_dyn, m, beta_h2, m_bar=None):
     $\beta' h^2|\Delta\lambda|/\bar m$ ($\bar m$: largest diagonal entry of the mass
     block of `J`, unless given) and $\beta' h^2|\Delta\mu|$ (index-2 only)."""
     if m_bar is None:
-        m_bar = jnp.max(jnp.abs(jnp.diagonal(J)[:n_dyn]))
-    dq = beta_h2 * jnp.abs(dx[:n_dyn])
-    dl = beta_h2 * jnp.abs(dx[n_dyn : n_dyn + m]) / m_bar
-    dmu = beta_h2 * jnp.abs(dx[n_dyn + m :])
-    return jnp.max(jnp.concatenate([dq, dl, dmu]))
+        m_bar = max_abs(jnp.diagonal(J)[:n_dyn])
+    dq = beta_h2 * dx[:n_dyn]
+    dl = beta_h2 * dx[n_dyn : n_dyn + m] / m_bar
+    dmu = beta_h2 * dx[n_dyn + m :]
+    return max_abs(jnp.concatenate([dq, dl, dmu]))
+

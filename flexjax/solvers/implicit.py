@@ -23,7 +23,7 @@ import jax.numpy as jnp
 from jax.custom_derivatives import SymbolicZero
 
 from . import dense
-from .batching import batch_any, hoisted
+from .batching import batch_any, hoisted, max_abs
 
 ERROR_RTOL = 1e-13  # accepted estimated error |x - x*|_inf / |x|_inf of `refined_solve`
 
@@ -52,7 +52,7 @@ def refined_solve(A, b, P, refinements: int):
 
     if refinements == 0:
         return exact()
-    norm = lambda v: jnp.max(jnp.abs(v))
+    norm = max_abs
     ratio = lambda num, den: jnp.where(num == 0, 0.0, num / den)  # 0/0 = 0; c/0 = inf
     nonzero = norm(b) > 0  # else x = 0 is the answer; a zero x0 = P b is not one
     done = lambda x, d, rate: (norm(d) * jnp.minimum(rate, 1.0) <= ERROR_RTOL * norm(x)) & ((norm(x) > 0) | ~nonzero)
