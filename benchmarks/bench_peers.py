@@ -32,9 +32,10 @@ with relative residual tolerance 1e-8.
     batch (`GeneralizedAlpha(shared_matrix=True)`; `--no-shared-matrix`: one per
     sample), the samples run in similarity order (`run_batch(order_by_similarity=True)`:
     each device gets the neighbouring half of the E range; `--no-order-by-similarity`:
-    the drawn order). Exudyn: one system, E set per sample (`SetObjectParameter` + `Assemble`)
-    and `SolveDynamic` in a Python loop, median of `--repeat` passes. The flexjax
-    batch and the Exudyn pass are timed in turn, so that both see the same machine load.
+    the drawn order). Exudyn: one system, E set per sample (`SetObjectParameter` +
+    `Assemble`) and `SolveDynamic` in a Python loop, median of `--repeat` passes. The
+    flexjax batch and the Exudyn pass are timed in turn, so that both see the same
+    machine load.
 (c) spin-up: the Simo & Vu-Quoc cantilever (L = 10 m, EA = 2.8e7 N, EI = 1.4e4 N m^2,
     rho A = 1.2 kg/m) as `--spinup-elements` ANCF elements whose first node is pinned at
     the hub axis and whose first slope follows the prescribed hub angle (the spin-up
@@ -381,7 +382,8 @@ def parse_args(argv=None):
     p.add_argument("--shared-matrix", action=argparse.BooleanOptionalAction, default=True,
                    help="(b) with modified Newton, one Newton matrix per device batch (GeneralizedAlpha(shared_matrix=True))")
     p.add_argument("--order-by-similarity", action=argparse.BooleanOptionalAction, default=True,
-                   help="(b) run the samples sorted by E (run_batch(order_by_similarity=True)); results keep the drawn order")
+                   help="(b) run the samples sorted by E (run_batch(order_by_similarity=True)); "
+                        "results keep the drawn order")
     p.add_argument("--batch", type=ints, default=[64, 1024], help="(b) sample counts, comma-separated")
     p.add_argument("--batch-steps", type=int, default=100, help="(b) steps per sample")
     p.add_argument("--batch-dt", type=float, default=1e-3, help="(b) time step (s)")
@@ -458,7 +460,8 @@ def main(argv=None):
           f"{os.cpu_count()} CPU cores as {len(jax.devices())} JAX devices, float64, "
           f"OPENBLAS_NUM_THREADS={flat['openblas_num_threads']}; "
           f"generalized-alpha rho_inf={a.rho_inf}, flexjax newton={a.newton} "
-          f"(batch shared_matrix={flat['batch_shared_matrix']}, order_by_similarity={a.order_by_similarity}); median of {a.repeat} runs; "
+          f"(batch shared_matrix={flat['batch_shared_matrix']}, order_by_similarity={a.order_by_similarity}); "
+          f"median of {a.repeat} runs; "
           f"load average {load_start[0]:.1f} (1 min) at start", flush=True)
 
     if "single" not in a.skip:

@@ -15,8 +15,8 @@ Layout of `out_dir` (format `flexjax-batch-1`):
   `jax.tree_util` flatten order as `leaf_00000`, ...
 
 A manifest that does not match the current call (other samples, another `N`, another
-effective chunk size, another order) raises `ValueError` unless `overwrite=True`, which deletes the
-old manifest and chunk files and starts fresh.
+effective chunk size, another order) raises `ValueError` unless `overwrite=True`,
+which deletes the old manifest and chunk files and starts fresh.
 """
 
 import hashlib
@@ -102,9 +102,10 @@ def similarity_order(samples, iterations: int = 30) -> np.ndarray:
     """Indices that sort `samples` (a pytree of arrays with a leading sample axis) along
     their first principal axis: every floating-point column is standardized (constant
     columns dropped) and the samples are ordered by their projection on the leading
-    right singular vector (power iteration from a fixed start, `iterations` steps). Neighbours in this
-    order are similar samples. Integer, boolean and constant leaves do not count; when
-    nothing varies, the given order is kept."""
+    right singular vector (power iteration from a fixed start, `iterations` steps).
+    Neighbours in this order are similar samples. Integer, boolean and constant leaves
+    do not count; when nothing varies, or with fewer than 3 samples, the given order
+    is kept."""
     leaves, _, n = _leading_size(samples)
     cols = [x.reshape(n, -1).astype(np.float64) for x in leaves if np.issubdtype(x.dtype, np.floating)]
     if not cols or n < 3:
@@ -276,9 +277,6 @@ def run_batch(
     different sample set.
     """
     leaves, treedef, n = _leading_size(samples)
-    order = similarity_order(samples) if order_by_similarity else None
-    if order is not None:
-        leaves = [x[order] for x in leaves]
     if not isinstance(chunk_size, (int, np.integer)) or isinstance(chunk_size, bool) or chunk_size < 1:
         raise ValueError(f"run_batch: `chunk_size` must be a positive integer, got {chunk_size!r}.")
     devices = list(jax.local_devices() if devices is None else devices)
@@ -288,6 +286,9 @@ def run_batch(
     round_up = lambda k: -(-k // ndev) * ndev
     chunk = min(round_up(int(chunk_size)), round_up(n))
     nchunks = -(-n // chunk)
+    order = similarity_order(samples) if order_by_similarity else None
+    if order is not None:
+        leaves = [x[order] for x in leaves]
 
     if out_dir is not None:
         out_dir = pathlib.Path(out_dir)

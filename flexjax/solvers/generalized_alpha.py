@@ -355,4 +355,3 @@ def _increment_error(dx, J, n_dyn, m, beta_h2, m_bar=None):
     dl = beta_h2 * dx[n_dyn : n_dyn + m] / m_bar
     dmu = beta_h2 * dx[n_dyn + m :]
     return max_abs(jnp.concatenate([dq, dl, dmu]))
-
