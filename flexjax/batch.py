@@ -107,6 +107,11 @@ def similarity_order(samples, iterations: int = 30) -> np.ndarray:
     do not count; when nothing varies, or with fewer than 3 samples, the given order
     is kept."""
     leaves, _, n = _leading_size(samples)
+    return _principal_order(leaves, n, iterations)
+
+
+def _principal_order(leaves, n: int, iterations: int = 30) -> np.ndarray:
+    """`similarity_order` of validated leaves (NumPy arrays with leading size `n`)."""
     cols = [x.reshape(n, -1).astype(np.float64) for x in leaves if np.issubdtype(x.dtype, np.floating)]
     if not cols or n < 3:
         return np.arange(n)
@@ -286,7 +291,7 @@ def run_batch(
     round_up = lambda k: -(-k // ndev) * ndev
     chunk = min(round_up(int(chunk_size)), round_up(n))
     nchunks = -(-n // chunk)
-    order = similarity_order(samples) if order_by_similarity else None
+    order = _principal_order(leaves, n) if order_by_similarity else None
     if order is not None:
         leaves = [x[order] for x in leaves]
 
