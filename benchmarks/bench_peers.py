@@ -29,8 +29,9 @@ with relative residual tolerance 1e-8.
     E = 210 GPa +-10 % Latin hypercube samples, 4 elements, `--batch-steps` steps of
     `--batch-dt`). flexjax: one `flexjax.run_batch` (vmap; compile = `BatchInfo.compile_s`,
     run = median of `--repeat` warm calls), by default with one Newton matrix per device
-    batch (`GeneralizedAlpha(shared_matrix=True)`; `--no-shared-matrix`: one per
-    sample), the samples run in similarity order (`run_batch(order_by_similarity=True)`:
+    batch, formed at its mean sample with its first-order change in E
+    (`GeneralizedAlpha(shared_matrix=True)`; `--no-shared-matrix`: one per sample), the
+    samples run in similarity order (`run_batch(order_by_similarity=True)`:
     each device gets the neighbouring half of the E range; `--no-order-by-similarity`:
     the drawn order). Exudyn: one system, E set per sample (`SetObjectParameter` +
     `Assemble`) and `SolveDynamic` in a Python loop, median of `--repeat` passes. The

@@ -102,7 +102,8 @@ def similarity_order(samples, iterations: int = 30) -> np.ndarray:
     """Indices that sort `samples` (a pytree of arrays with a leading sample axis) along
     their first principal axis: every floating-point column is standardized (constant
     columns dropped) and the samples are ordered by their projection on the leading
-    right singular vector (power iteration from a fixed start, `iterations` steps).
+    right singular vector (power iteration from a fixed start, at most `iterations`
+    steps, fewer once it stops changing).
     Neighbours in this order are similar samples. Integer, boolean and constant leaves
     do not count; when nothing varies, or with fewer than 3 samples, the given order
     is kept."""
@@ -121,13 +122,18 @@ def _principal_order(leaves, n: int, iterations: int = 30) -> np.ndarray:
     X = X[:, std > 0] / std[std > 0]
     if X.shape[1] == 0:
         return np.arange(n)
+    gram = X.T @ X  # columns x columns: each power step costs nothing for few parameters
     v = np.random.default_rng(0).standard_normal(X.shape[1])  # fixed: the order is reproducible
     for _ in range(iterations):
-        w = X.T @ (X @ v)
+        w = gram @ v
         norm = np.linalg.norm(w)
         if norm == 0:
             break
-        v = w / norm
+        w = w / norm
+        converged = np.max(np.abs(w - v)) < 1e-12
+        v = w
+        if converged:
+            break
     return np.argsort(X @ v, kind="stable")
 
 

@@ -1,7 +1,8 @@
 """Batch-wide decisions under `vmap`: one branch for the whole batch instead of a
 `select` that evaluates both branches for every sample (`batch_any`, `update_where`),
-and one value computed for the whole batch instead of one per sample
-(`batch_shared`); and `max_abs`, a per-sample norm that fuses under `vmap`."""
+one value and its first-order change across the batch computed once instead of once
+per sample (`batch_linearized`); and
+`max_abs`, a per-sample norm that fuses under `vmap`."""
 
 import jax
 import jax.numpy as jnp
@@ -51,32 +52,83 @@ def _representative(value, batched: bool):
     return jnp.mean(value, axis=0) if jnp.issubdtype(value.dtype, jnp.inexact) else value[0]
 
 
-def batch_shared(fun):
-    """`fun` itself; under `vmap`, `fun` evaluated once, at the batch's representative
-    sample (the mean of every batched inexact input, including the values `fun` closes
-    over; the first sample of integer and boolean ones), and the one result shared by
-    every sample (returned unbatched).
+def _principal_direction(z, iterations: int = 30):
+    """Unit leading right singular vector of `z` (N, P): power iteration on the P x P
+    Gram matrix from its largest diagonal entry's axis (0 when `z` is 0)."""
+    gram = z.T @ z
+    w = jax.nn.one_hot(jnp.argmax(jnp.diagonal(gram)), z.shape[1], dtype=z.dtype)
+    for _ in range(iterations):
+        w = gram @ w
+        w = w / jnp.maximum(jnp.linalg.norm(w), jnp.finfo(z.dtype).tiny)
+    return w
 
-    For quantities that only steer an iteration and may be approximate, such as a
-    Newton matrix kept for a batch of similar samples (mean-based preconditioning);
+
+def batch_linearized(fun, params):
+    r"""`fun(x, params)` as a function of `x` that returns `(value, slope, t)`.
+
+    Without `vmap`: `(fun(x, params), 0, 0)`. Under `vmap`: `value` is `fun` evaluated
+    once at the batch's representative sample (the mean of every batched inexact input,
+    including the values `fun` closes over; the first sample of integer and boolean
+    ones), `slope` its derivative along $d$, the first principal direction
+    of the deviations of the batched floating-point leaves of `params` from their mean
+    (each leaf element standardized by its spread over the batch), and `t` each sample's
+    coordinate along $d$, so that
+    $\text{fun}(\bar x, \bar p + t_i d) = \text{value} + t_i\,\text{slope} + O(t_i^2)$.
+    `value` and `slope` are shared (unbatched), `t` is batched. With one varying
+    parameter $d$ is that parameter's axis; with several, their dominant combination.
+
+    For quantities that only steer an iteration (a Newton matrix kept for a batch of
+    similar samples, corrected to first order in each sample's parameter offset);
     never for results."""
 
-    def shared(x):
-        flat, consts = hoisted(fun, x)
+    def linearized(x):
+        flat, consts = hoisted(fun, x, params)
+        p_leaves, p_tree = jax.tree_util.tree_flatten(params)
+        n_p = len(p_leaves)
+        dtype = jnp.result_type(x)
 
         @jax.custom_batching.custom_vmap
-        def call(x, consts):
-            return flat(consts, x)
+        def call(x, p_leaves, consts):
+            value = flat(consts, x, jax.tree_util.tree_unflatten(p_tree, p_leaves))
+            zeros = jax.tree_util.tree_map(jnp.zeros_like, value)
+            return value, zeros, jnp.zeros((), dtype)
 
         @call.def_vmap
-        def _call_vmap(axis_size, in_batched, x, consts):
-            x_batched, consts_batched = in_batched
-            out = call(_representative(x, x_batched), [_representative(c, b) for c, b in zip(consts, consts_batched)])
-            return out, jax.tree_util.tree_map(lambda _: False, out)
+        def _call_vmap(axis_size, in_batched, x, p_leaves, consts):
+            x_batched, p_batched, c_batched = in_batched
+            x_bar = _representative(x, x_batched)
+            c_bar = [_representative(c, b) for c, b in zip(consts, c_batched)]
+            p_bar = [_representative(p, b) for p, b in zip(p_leaves, p_batched)]
+            varying = [k for k in range(n_p) if p_batched[k] and jnp.issubdtype(p_leaves[k].dtype, jnp.inexact)]
 
-        return call(x, consts)
+            def at(floats):  # fun at the mean, with the varying parameter leaves replaced
+                leaves = list(p_bar)
+                for k, v in zip(varying, floats):
+                    leaves[k] = v
+                return flat(c_bar, x_bar, jax.tree_util.tree_unflatten(p_tree, leaves))
 
-    return shared
+            if not varying:
+                value = at([])
+                return ((value, jax.tree_util.tree_map(jnp.zeros_like, value), jnp.zeros((axis_size,), dtype)),
+                        (jax.tree_util.tree_map(lambda _: False, value),) * 2 + (True,))
+            dev = jnp.concatenate([(p_leaves[k] - p_bar[k]).reshape(axis_size, -1) for k in varying], axis=1)
+            spread = jnp.sqrt(jnp.mean(dev * dev, axis=0))
+            spread = jnp.where(spread > 0, spread, 1.0)
+            standardized = dev / spread[None, :]
+            w = _principal_direction(standardized)
+            t = standardized @ w
+            d, tangents, start = w * spread, [], 0
+            for k in varying:
+                size = p_bar[k].size
+                tangents.append(d[start : start + size].reshape(p_bar[k].shape).astype(p_bar[k].dtype))
+                start += size
+            value, slope = jax.jvp(at, ([p_bar[k] for k in varying],), (tangents,))
+            unbatched = jax.tree_util.tree_map(lambda _: False, value)
+            return (value, slope, t.astype(dtype)), (unbatched, unbatched, True)
+
+        return call(x, p_leaves, consts)
+
+    return linearized
 
 
 def max_abs(x):
