@@ -274,8 +274,9 @@ def run_batch(
       holds similar samples. Computations that share work across a vmapped batch
       converge faster on a narrower batch: with `GeneralizedAlpha(shared_matrix=True)`,
       the Newton matrix formed at each device's mean sample is closer to every one of
-      its samples (a ±10 % spread of Young's modulus split into ±5 % halves: 6 instead
-      of 7 Newton iterations per step). The outputs are returned in the given order
+      its samples (a ±10 % spread of Young's modulus split into ±5 % halves: 445
+      instead of 488 batch iterations in 100 steps of a stiff ANCF pendulum; 6 instead
+      of 7 per step with the mean matrix alone). The outputs are returned in the given order
       all the same; with `out_dir`, the chunk files hold the reordered samples (the
       manifest records it).
 
