@@ -1,8 +1,8 @@
 """Batch-wide decisions under `vmap`: one branch for the whole batch instead of a
 `select` that evaluates both branches for every sample (`batch_any`, `update_where`),
 one value and its first-order change across the batch computed once instead of once
-per sample (`batch_linearized`); and
-`max_abs`, a per-sample norm that fuses under `vmap`."""
+per sample (`batch_linearized`); and `max_abs`, a per-sample norm that fuses under
+`vmap`."""
 
 import jax
 import jax.numpy as jnp
@@ -52,15 +52,10 @@ def _representative(value, batched: bool):
     return jnp.mean(value, axis=0) if jnp.issubdtype(value.dtype, jnp.inexact) else value[0]
 
 
-def _principal_direction(z, iterations: int = 30):
-    """Unit leading right singular vector of `z` (N, P): power iteration on the P x P
-    Gram matrix from its largest diagonal entry's axis (0 when `z` is 0)."""
-    gram = z.T @ z
-    w = jax.nn.one_hot(jnp.argmax(jnp.diagonal(gram)), z.shape[1], dtype=z.dtype)
-    for _ in range(iterations):
-        w = gram @ w
-        w = w / jnp.maximum(jnp.linalg.norm(w), jnp.finfo(z.dtype).tiny)
-    return w
+def _principal_direction(z):
+    """Unit leading right singular vector of `z` (N, P): the top eigenvector of the
+    P x P Gram matrix (P, the number of varying parameter entries, is small)."""
+    return jnp.linalg.eigh(z.T @ z)[1][:, -1]
 
 
 def batch_linearized(fun, params):
