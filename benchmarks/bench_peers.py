@@ -30,7 +30,8 @@ with relative residual tolerance 1e-8.
     `--batch-dt`). flexjax: one `flexjax.run_batch` (vmap; compile = `BatchInfo.compile_s`,
     run = median of `--repeat` warm calls), by default with one Newton matrix per device
     batch, formed at its mean sample with its first-order change in E
-    (`GeneralizedAlpha(shared_matrix=True)`; `--no-shared-matrix`: one per sample), the
+    (`GeneralizedAlpha(shared_matrix=True)`; `--no-shared-matrix`: one per sample) and
+    turned with the swinging beam (`GeneralizedAlpha(corotate=True)`; `--no-corotate`), the
     samples run in similarity order (`run_batch(order_by_similarity=True)`:
     each device gets the neighbouring half of the E range; `--no-order-by-similarity`:
     the drawn order). Exudyn: one system, E set per sample (`SetObjectParameter` +
@@ -92,12 +93,14 @@ AXIAL_ORDER, BENDING_ORDER = 5, 3  # Exudyn useReducedOrderIntegration=0: Gauss 
 
 
 # -- flexjax side ------------------------------------------------------------------------
-def flexjax_tip(p, n, t1, h, rho_inf, newton="modified", shared_matrix=False):
+def flexjax_tip(p, n, t1, h, rho_inf, newton="modified", shared_matrix=False, corotate=False):
     """`f(E) -> (tip (2,), max Newton iterations, success)`: the pinned beam `p` with `n`
     elements simulated to `t1` with `GeneralizedAlpha(newton=newton)`, saving only the
     final state."""
     steps = round(t1 / h)
-    solver = fj.GeneralizedAlpha(rho_inf=rho_inf, newton=newton, shared_matrix=shared_matrix and newton == "modified")
+    modified = newton == "modified"
+    solver = fj.GeneralizedAlpha(rho_inf=rho_inf, newton=newton, shared_matrix=shared_matrix and modified,
+                                 corotate=corotate and modified)
 
     def f(youngs):
         beam = fj.AncfBeam2D(p["length"], p["rho"], p["area"], p["second_moment"], youngs, n,
@@ -238,7 +241,8 @@ def bench_batch(n, a, fn):
 
 
 def batch_fn(a):
-    f = flexjax_tip(STIFF, STIFF_ELEMENTS, a.batch_steps * a.batch_dt, a.batch_dt, a.rho_inf, a.newton, a.shared_matrix)
+    f = flexjax_tip(STIFF, STIFF_ELEMENTS, a.batch_steps * a.batch_dt, a.batch_dt, a.rho_inf, a.newton, a.shared_matrix,
+                    a.corotate)
 
     def fn(youngs):
         tip, _, ok = f(youngs)
@@ -382,6 +386,9 @@ def parse_args(argv=None):
                    help="flexjax Newton variant (GeneralizedAlpha(newton=...)); Exudyn runs its default modified Newton")
     p.add_argument("--shared-matrix", action=argparse.BooleanOptionalAction, default=True,
                    help="(b) with modified Newton, one Newton matrix per device batch (GeneralizedAlpha(shared_matrix=True))")
+    p.add_argument("--corotate", action=argparse.BooleanOptionalAction, default=True,
+                   help="(b) with modified Newton, rotate the kept Newton matrix with the swinging beam "
+                        "(GeneralizedAlpha(corotate=True))")
     p.add_argument("--order-by-similarity", action=argparse.BooleanOptionalAction, default=True,
                    help="(b) run the samples sorted by E (run_batch(order_by_similarity=True)); "
                         "results keep the drawn order")
@@ -454,6 +461,7 @@ def main(argv=None):
         "dtype": "float64", "rho_inf": a.rho_inf, "newton": a.newton, "repeat": a.repeat, "tol": a.tol,
         "batch_shared_matrix": bool(a.shared_matrix and a.newton == "modified"), "host_devices": len(jax.devices()),
         "batch_order_by_similarity": bool(a.order_by_similarity),
+        "batch_corotate": bool(a.corotate and a.newton == "modified"),
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
         "load_avg_1min_start": load_start[0], "load_avg_5min_start": load_start[1],
     }
@@ -461,7 +469,7 @@ def main(argv=None):
           f"{os.cpu_count()} CPU cores as {len(jax.devices())} JAX devices, float64, "
           f"OPENBLAS_NUM_THREADS={flat['openblas_num_threads']}; "
           f"generalized-alpha rho_inf={a.rho_inf}, flexjax newton={a.newton} "
-          f"(batch shared_matrix={flat['batch_shared_matrix']}, order_by_similarity={a.order_by_similarity}); "
+          f"(batch shared_matrix={flat['batch_shared_matrix']}, corotate={flat['batch_corotate']}, order_by_similarity={a.order_by_similarity}); "
           f"median of {a.repeat} runs; "
           f"load average {load_start[0]:.1f} (1 min) at start", flush=True)
 

@@ -318,8 +318,13 @@ class AncfBeam2D(AbstractBody):
 
     def _measures(self, rp, rpp):
         """$(\\varepsilon, \\kappa)$ from $r'$ and $r''$ (last axis: components)."""
-        sq = rp[..., 0] ** 2 + rp[..., 1] ** 2  # not a size-2 reduction: a separate kernel on CPU
-        cross = rp[..., 0] * rpp[..., 1] - rp[..., 1] * rpp[..., 0]
+        return self._measures_xy(rp[..., 0], rp[..., 1], rpp[..., 0], rpp[..., 1])
+
+    def _measures_xy(self, rx, ry, px, py):
+        """$(\\varepsilon, \\kappa)$ from the components of $r' = (r_x, r_y)$ and
+        $r'' = (p_x, p_y)$, elementwise."""
+        sq = rx * rx + ry * ry
+        cross = rx * py - ry * px
         if self.strain == "stretch":
             return jnp.sqrt(sq) - 1.0, cross / sq
         return 0.5 * (sq - 1.0), cross / (sq * jnp.sqrt(sq))
@@ -336,32 +341,38 @@ class AncfBeam2D(AbstractBody):
                         jnp.asarray(hermite(xb)[2]) * D[None, :] / le**2], axis=1)
         return Sa, jnp.asarray(wa), Sb, jnp.asarray(wb)
 
-    def _axial_density(self, u):
-        r"""$\tfrac12 l_e EA\varepsilon^2$ at a Gauss point from `u` $= [r']$ (1 × 2)."""
-        eps, _ = self._measures(u[0], jnp.zeros_like(u[0]))
+    def _axial_density(self, rx, ry):
+        r"""$\tfrac12 l_e EA\varepsilon^2$ at Gauss points from the components of $r'$."""
+        eps, _ = self._measures_xy(rx, ry, rx, ry)
         return 0.5 * self.element_length * self.youngs * self.area * eps**2
 
-    def _bending_density(self, u):
-        r"""$\tfrac12 l_e EI\kappa^2$ at a Gauss point from `u` $= [r', r'']$ (2 × 2)."""
-        _, kappa = self._measures(u[0], u[1])
+    def _bending_density(self, rx, ry, px, py):
+        r"""$\tfrac12 l_e EI\kappa^2$ at Gauss points from the components of $r'$, $r''$."""
+        _, kappa = self._measures_xy(rx, ry, px, py)
         return 0.5 * self.element_length * self.youngs * self.second_moment * kappa**2
 
     def _point_maps(self):
         """The Gauss-point maps of `_quadrature` acting on an element's 8 coordinates
         (node-major, component-minor): axial `Ba` (Ga, 2, 8) gives $r'$, bending `Bb`
-        (Gb, 4, 8) gives $[r', r'']$. Batched, these are plain matrix products on the
-        coordinate vectors, with no transposes of small component axes."""
+        (Gb, 4, 8) gives $[r', r'']$."""
         Sa, wa, Sb, wb = self._quadrature()
         kron = lambda S: jnp.einsum("gan,cd->gacnd", S, jnp.eye(2)).reshape(S.shape[0], 2 * S.shape[1], 8)
         return kron(Sa), wa, kron(Sb), wb
 
     def _element_energy(self, E):
-        Ba, wa, Bb, wb = self._point_maps()
-        # one product for all points, with e on the left: batched, the samples stay rows
-        u = jnp.reshape(E, 8) @ jnp.concatenate([jnp.reshape(Ba, (-1, 8)), jnp.reshape(Bb, (-1, 8))]).T
-        na = Ba.shape[0] * Ba.shape[1]
-        ua, ub = jnp.reshape(u[:na], (-1, 1, 2)), jnp.reshape(u[na:], (-1, 2, 2))
-        return wa @ jax.vmap(self._axial_density)(ua) + wb @ jax.vmap(self._bending_density)(ub)
+        r"""Elastic energy of one element from its node matrix `E` (4 × 2).
+
+        Both components go through one product with the point rows
+        $S = [S_a;\ S_b';\ S_b'']$ (Ga + 2 Gb, 4), `E.T @ S.T` (2 × points): batched a
+        single matrix product of half the size of one with the component-interleaved
+        8-column maps, and the densities (and their gradients) act on whole rows of
+        points instead of pairs of components, which XLA vectorizes."""
+        Sa, wa, Sb, wb = self._quadrature()
+        ga, gb = Sa.shape[0], Sb.shape[0]
+        S = jnp.concatenate([Sa[:, 0], Sb[:, 0], Sb[:, 1]])
+        u = E.T @ S.T
+        (rx, ry), (bx, by), (px, py) = u[:, :ga], u[:, ga : ga + gb], u[:, ga + gb :]
+        return jnp.sum(wa * self._axial_density(rx, ry)) + jnp.sum(wb * self._bending_density(bx, by, px, py))
 
     def _element_stiffness(self, E):
         r"""Hessians of the element energies, (n, 8, 8), from node matrices `E` (n, 4, 2).
@@ -376,8 +387,7 @@ class AncfBeam2D(AbstractBody):
         e = jnp.reshape(E, (E.shape[0], 8))
 
         def points(B, w, density):
-            k = B.shape[1]
-            flat_density = lambda u: density(jnp.reshape(u, (k // 2, 2)))
+            flat_density = lambda u: density(*u)  # u: [r'_x, r'_y(, r''_x, r''_y)]
             H = jax.vmap(jax.vmap(jax.hessian(flat_density)))(jnp.einsum("gkm,em->egk", B, e))
             return jnp.einsum("gkm,egkl,g,gln->emn", B, H, w, B)
 

@@ -53,7 +53,8 @@ class GAState(eqx.Module):
     otherwise. With `shared_matrix=True`, `jac_inv_t` is
     $[\bar J^{-1};\ \bar J^{-1} J' \bar J^{-1}]^T$ (n x 2n): the batch's inverse and
     its first-order change, and `jac_coord` is the sample's coordinate $t$ along the
-    batch's parameter direction (see `GeneralizedAlpha`)."""
+    batch's parameter direction (see `GeneralizedAlpha`). With `corotate=True`,
+    `jac_ref` is the sample's predicted position at which the kept matrix was formed."""
 
     q: Float[Array, " nq"]
     v: Float[Array, " nq"]
@@ -64,6 +65,7 @@ class GAState(eqx.Module):
     jac_inv_t: Float[Array, "n k"] | None = None
     jac_valid: Bool[Array, ""] | None = None
     jac_coord: Float[Array, ""] | None = None
+    jac_ref: Float[Array, " nq"] | None = None
 
 
 class StepInfo(eqx.Module):
@@ -167,6 +169,23 @@ class GeneralizedAlpha(AbstractDAESolver):
       matrix to contract fails its step (`max_iter`) like any non-converging Newton
       solve. Under `run_batch` each device shares its own matrix. Without `vmap` it
       changes nothing.
+    - `corotate`: with `"modified"`, rotate the kept matrix with the system. When the
+      coordinates come in $(x, y)$ pairs that turn together under a rigid rotation of
+      the system and the constraint rows come in pairs that turn with them (planar
+      ANCF beams: constant isotropic mass matrix, objective elastic forces, constant
+      gravity; pins and revolute joints between points, $\Phi = r_i - r_j$), the
+      Newton matrix obeys $J(Tq) = T J(q) T^T$ exactly, $T$ rotating every pair by one
+      angle. A body that swings without deforming much therefore keeps nearly the
+      same matrix *in a frame that turns with it*: each step applies
+      $T\,J_0^{-1}T^T$, with $J_0$ the kept matrix and $T$ the least-squares rotation
+      about the origin (`_rotation`) from the predicted position at which $J_0$ was
+      formed to the step's predicted position. On the stiff steel pendulum of the
+      batch benchmark (4 elements, ±10 % in Young's modulus, shared matrix) it took
+      0.08 matrix formations per step instead of 0.55 and 4.0 iterations instead of
+      4.5. The refresh rules are unchanged, so a poor fit (a pivot far from the
+      origin, large deformations, constraint rows that are invariant scalars such as
+      a bar length) only costs iterations and refreshes, never accuracy. Needs an
+      even number of coordinates and of constraint rows.
     """
 
     rho_inf: Float[Array, ""] = eqx.field(converter=jnp.asarray, default=0.9)
@@ -180,6 +199,7 @@ class GeneralizedAlpha(AbstractDAESolver):
     reuse_iterations: int = eqx.field(static=True, default=6)
     tangent_refinements: int = eqx.field(static=True, default=8)
     shared_matrix: bool = eqx.field(static=True, default=False)
+    corotate: bool = eqx.field(static=True, default=False)
     order: ClassVar[int] = 2
 
     def __check_init__(self):
@@ -195,6 +215,8 @@ class GeneralizedAlpha(AbstractDAESolver):
             raise ValueError("GeneralizedAlpha: need 0 < contraction_max < 1 and reuse_iterations >= 1.")
         if self.shared_matrix and self.newton != "modified":
             raise ValueError("GeneralizedAlpha: `shared_matrix=True` needs newton='modified' (a kept Newton matrix).")
+        if self.corotate and self.newton != "modified":
+            raise ValueError("GeneralizedAlpha: `corotate=True` needs newton='modified' (a kept Newton matrix).")
         if self.tangent_refinements < 0:
             raise ValueError(f"GeneralizedAlpha: `tangent_refinements` must be >= 0, got {self.tangent_refinements}.")
 
@@ -210,14 +232,19 @@ class GeneralizedAlpha(AbstractDAESolver):
     def init(self, system, t0, q0, v0) -> GAState:
         """State at `t0` with consistent accelerations and multipliers."""
         qdd, lam = consistent_accelerations(system, q0, v0, t0, self.redundant)
-        jac_inv_t = jac_valid = jac_coord = None
+        jac_inv_t = jac_valid = jac_coord = jac_ref = None
+        if self.corotate and (q0.shape[0] % 2 or lam.shape[0] % 2):
+            raise ValueError("GeneralizedAlpha: `corotate=True` needs (x, y) pairs: an even number of coordinates "
+                             f"and of constraint rows, got {q0.shape[0]} and {lam.shape[0]}.")
+        if self.corotate:
+            jac_ref = q0
         if self.newton == "modified":
             n = q0.shape[0] + lam.shape[0] * (2 if self.index2 else 1)
             jac_inv_t, jac_valid = jnp.zeros((n, n), q0.dtype), jnp.array(False)
             if self.shared_matrix:
                 jac_inv_t, jac_coord = jnp.zeros((n, 2 * n), q0.dtype), jnp.zeros((), q0.dtype)
         return GAState(q=q0, v=v0, a=qdd, qdd=qdd, lam=lam, z=system.force_states(),
-                       jac_inv_t=jac_inv_t, jac_valid=jac_valid, jac_coord=jac_coord)
+                       jac_inv_t=jac_inv_t, jac_valid=jac_valid, jac_coord=jac_coord, jac_ref=jac_ref)
 
     def step(self, system, t, h, s: GAState) -> tuple[GAState, StepInfo]:
         r"""Advance `s` from `t` to `t + h`.
@@ -260,14 +287,22 @@ class GeneralizedAlpha(AbstractDAESolver):
             m_bar = max_abs(jnp.diagonal(system.mass(s.q)))
             fresh = self._fresh_inverse(residual_of, system)
             kept = (s.jac_inv_t, s.jac_coord)
-            newton = lambda f, x: self._modified_newton(f, x, *scale, m_bar, fresh, kept, s.jac_valid)
+            turn = None
+            if self.corotate:  # from the kept matrix's position to this step's prediction
+                position = lambda x: kinematics(x)[1]
+                turn = (position, s.jac_ref, _rotation(s.jac_ref, position(x0)))
+            newton = lambda f, x: self._modified_newton(f, x, *scale, m_bar, fresh, kept, s.jac_valid, turn)
         else:
             newton = lambda f, x: self._newton(f, x, *scale)
         if self.newton == "modified" and not self.redundant:
 
             def newton_kept(f, x):
-                x, (error, iters, njac, kept) = newton(f, x)
-                return x, kept[0][:, : x.shape[0]].T, (error, iters, njac, kept)
+                x, aux = newton(f, x)
+                P = aux[3][0][:, : x.shape[0]].T
+                if self.corotate:  # T P T^T with the step's final rotation
+                    c, s_ = aux[5]
+                    P = _rotate_pairs(_rotate_pairs(P, c, s_).T, c, s_).T
+                return x, P, aux
 
             # tangent solves preconditioned by the (batch's) inverse kept at the step's end
             x, _, aux = implicit_root(residual, x0, newton_kept, self.tangent_refinements)
@@ -282,6 +317,8 @@ class GeneralizedAlpha(AbstractDAESolver):
         if self.newton == "modified":  # the kept matrix only steers Newton: no derivative
             jac_inv_t, jac_coord = jax.lax.stop_gradient(aux[3])
             jac = dict(jac_inv_t=jac_inv_t, jac_coord=jac_coord, jac_valid=s.jac_valid | (njac > 0))
+            if self.corotate:
+                jac["jac_ref"] = jax.lax.stop_gradient(aux[4])
         return GAState(q=q1, v=v1, a=a1, qdd=qdd, lam=lam, z=z, **jac), info
 
     def _newton(self, residual, x0, n_dyn, m, beta_h2, q_scale):
@@ -328,10 +365,14 @@ class GeneralizedAlpha(AbstractDAESolver):
 
         return fresh
 
-    def _modified_newton(self, residual, x0, n_dyn, m, beta_h2, q_scale, m_bar, fresh, kept, jac_valid):
+    def _modified_newton(self, residual, x0, n_dyn, m, beta_h2, q_scale, m_bar, fresh, kept, jac_valid, turn=None):
         r"""Newton with a kept inverse Newton matrix; returns `(x, (error, iterations,
-        jacobians, kept))`. See `newton` in the class docstring for the rules; `fresh`
-        and `kept` are `_fresh_inverse` and its result (`(jac_inv_t, jac_coord)`).
+        jacobians, kept, ref, rotation))`. See `newton` in the class docstring for the
+        rules; `fresh` and `kept` are `_fresh_inverse` and its result
+        (`(jac_inv_t, jac_coord)`). With `corotate`, `turn` is `(position, ref, (c, s))`:
+        the map from unknowns to predicted positions, the position at which the kept
+        matrix was formed and the rotation from there to this step; a new matrix resets
+        `ref` to the position it is formed at and the rotation to the identity.
 
         Increments are measured as in `_newton` (`m_bar`: largest diagonal entry of
         the mass matrix at the step's start); with the contraction rate
@@ -351,17 +392,27 @@ class GeneralizedAlpha(AbstractDAESolver):
         def cond(c):
             return batch_any(active(c[1], c[2]))
 
+        position, ref, rotation = turn if turn is not None else (None, None, None)
+
         def body(c):
-            x, it, err, inc_prev, theta, new, njac, kept = c
+            x, it, err, inc_prev, theta, new, njac, kept, ref, rotation = c
             on = active(it, err)
             stale = (~new) & (it >= self.reuse_iterations)
             need = on & ((njac == 0) & ~jac_valid | (theta > self.contraction_max) | stale)
-            kept, refreshed = update_where(need, fresh, x, kept)
+            if turn is None:
+                kept, refreshed = update_where(need, fresh, x, kept)
+            else:
+                (kept, ref), refreshed = update_where(need, lambda x: (fresh(x), position(x)), x, (kept, ref))
+                rotation = jax.tree_util.tree_map(lambda i, r: jnp.where(refreshed, i, r), (1.0, 0.0), rotation)
             Jinv_t, coord = kept
             r = residual(x)
+            if turn is not None:  # T J^{-1} T^T r
+                r = _rotate_pairs(r, rotation[0], -rotation[1])
             dx = r @ Jinv_t  # r as the left operand: batched, the samples stay rows
             if coord is not None:  # (J + t J')^{-1} = J^{-1} - t J^{-1} J' J^{-1} + O(t^2)
                 dx = dx[..., :n] - coord * dx[..., n:]
+            if turn is not None:
+                dx = _rotate_pairs(dx, *rotation)
             inc = _increment_error(dx, None, n_dyn, m, beta_h2, m_bar) / tol
             inc = jnp.where(jnp.isfinite(inc), inc, jnp.inf)
             theta_new = jnp.where(it == 0, 0.0, inc / inc_prev)
@@ -370,16 +421,36 @@ class GeneralizedAlpha(AbstractDAESolver):
             err_new = jnp.where(theta_new >= 1.0, jnp.maximum(err_new, 1.0 + inc), err_new)  # diverging: never accept
             keep = lambda new, old: jnp.where(on, new, old)
             return (keep(x - dx, x), keep(it + 1, it), keep(err_new, err), keep(inc, inc_prev), keep(theta_new, theta),
-                    new | (refreshed & on), njac + (refreshed & on), kept)
+                    new | (refreshed & on), njac + (refreshed & on), kept, ref, rotation)
 
         zero = jnp.array(0.0, x0.dtype)
-        init = (x0, jnp.array(0), jnp.array(jnp.inf, x0.dtype), zero, zero, jnp.array(False), jnp.array(0), kept)
-        x, it, err, _, _, _, njac, kept = jax.lax.while_loop(cond, body, init)
-        return x, (err, it.astype(x.dtype), njac.astype(x.dtype), kept)
+        init = (x0, jnp.array(0), jnp.array(jnp.inf, x0.dtype), zero, zero, jnp.array(False), jnp.array(0), kept,
+                ref, rotation)
+        x, it, err, _, _, _, njac, kept, ref, rotation = jax.lax.while_loop(cond, body, init)
+        return x, (err, it.astype(x.dtype), njac.astype(x.dtype), kept, ref, rotation)
 
     def _tangent_solve(self, g, y):
         # g is the linearized residual at the solution; its matrix is the Newton matrix
         return linear_solve(jax.jacfwd(g)(y), y, self.redundant)
+
+
+def _rotation(q_ref, q):
+    r"""`(cos φ, sin φ)` of the least-squares rotation about the origin that takes the
+    $(x, y)$ pairs of `q_ref` to those of `q`: $\varphi = \operatorname{atan2}(\sum
+    p^0 \times p, \sum p^0 \cdot p)$ (2D Kabsch); the identity when that is undefined."""
+    x0, y0, x, y = q_ref[0::2], q_ref[1::2], q[0::2], q[1::2]
+    cross, dot = jnp.sum(x0 * y - y0 * x), jnp.sum(x0 * x + y0 * y)
+    norm = jnp.hypot(cross, dot)
+    ok = norm > 0
+    safe = jnp.where(ok, norm, 1.0)
+    return jnp.where(ok, dot / safe, 1.0), jnp.where(ok, cross / safe, 0.0)
+
+
+def _rotate_pairs(v, c, s):
+    """Every consecutive `(x, y)` pair of the last axis of `v` rotated by `(c, s)`
+    (cos, sin of the angle)."""
+    x, y = v[..., 0::2], v[..., 1::2]
+    return jnp.stack([c * x - s * y, s * x + c * y], axis=-1).reshape(v.shape)
 
 
 def _increment_error(dx, J, n_dyn, m, beta_h2, m_bar=None):
