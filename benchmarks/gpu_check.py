@@ -10,7 +10,8 @@ It needs only flexjax (no Exudyn) and prints, for the default device:
 
 - batch, stiff ANCF pendulum (the model of `bench_peers.py` (b): 4 planar ANCF elements,
   E = 210 GPa +-10 %, `--batch-steps` steps of 1 ms, modified Newton with one Newton
-  matrix per device batch unless `--no-shared-matrix`) and batch, slider-crank (the model
+  matrix per device batch unless `--no-shared-matrix`, turned with the beam unless
+  `--no-corotate`) and batch, slider-crank (the model
   of `bench_batch.py`, 100 steps of 1 ms), each for N in `--n`: `run_batch` compile time
   (`BatchInfo.compile_s`), the median of `--repeat` warm runs and samples/s;
 - gradient: reverse-mode d(tip x)/dE of the stiff ANCF pendulum over each of
@@ -100,6 +101,8 @@ def main(argv=None):
     p.add_argument("--batch-steps", type=int, default=100, help="steps per batch sample")
     p.add_argument("--shared-matrix", action=argparse.BooleanOptionalAction, default=True,
                    help="ANCF batch: one Newton matrix per device batch (as bench_peers.py (b))")
+    p.add_argument("--corotate", action=argparse.BooleanOptionalAction, default=True,
+                   help="ANCF batch: the kept Newton matrix turned with the beam (as bench_peers.py (b))")
     p.add_argument("--grad-steps", type=ints, default=[1000, 10_000], help="gradient horizons, comma-separated")
     p.add_argument("--repeat", type=int, default=3, help="warm runs; the median is reported")
     p.add_argument("--smoke", action="store_true", help="tiny sizes: N = 8, 20 steps, gradient over 200 steps")
@@ -115,7 +118,7 @@ def main(argv=None):
     peers, batch = _load("bench_peers"), _load("bench_batch")
 
     ancf = peers.batch_fn(argparse.Namespace(batch_steps=a.batch_steps, batch_dt=1e-3, rho_inf=0.9, newton="modified",
-                                             shared_matrix=a.shared_matrix))
+                                             shared_matrix=a.shared_matrix, corotate=a.corotate))
     crank, box = batch.build("slider_crank", 100, 1e-3)
     rows = batch_rows("ANCF pendulum", ancf, lambda n: peers._samples(n, 0), a.n, a.repeat)
     rows += batch_rows("slider-crank", crank, lambda n: box.sample(n, "lhs", seed=0), a.n, a.repeat)
