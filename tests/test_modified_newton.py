@@ -10,7 +10,7 @@ import pytest
 
 import flexjax as fj
 from flexjax.joints.ancf import AncfClamp, AncfPin
-from flexjax.solvers.batching import batch_linearized, max_abs
+from flexjax.solvers.batching import batch_linearized, batch_mean, max_abs
 from flexjax.solvers.generalized_alpha import _rotate_pairs, _rotation
 from flexjax.solvers.implicit import implicit_root, refined_solve
 
@@ -311,6 +311,15 @@ def test_corotated_gradient_matches_finite_differences():
     assert abs(float(g)) * STIFF > 1e-7  # a real dependence
     g_full = jax.jit(jax.grad(lambda e: tip_x(e, "full")))(STIFF)
     assert float(g) == pytest.approx(float(g_full), rel=1e-7)
+
+
+def test_batch_mean_is_one_unbatched_mean():
+    x = jnp.asarray(np.random.default_rng(3).standard_normal((5, 4)))
+    np.testing.assert_array_equal(batch_mean(x[0]), x[0])  # no batch: the value itself
+    out = jax.vmap(lambda y: batch_mean(y) + 0.0 * y)(x)
+    np.testing.assert_allclose(out, jnp.broadcast_to(jnp.mean(x, axis=0), x.shape), rtol=1e-15)
+    # unbatched under vmap: a matrix that depends on it stays shared
+    assert jax.vmap(lambda y: batch_mean(y), out_axes=None)(x).shape == (4,)
 
 
 def test_corotate_needs_pairs():

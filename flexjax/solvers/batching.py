@@ -1,5 +1,6 @@
 """Batch-wide decisions under `vmap`: one branch for the whole batch instead of a
 `select` that evaluates both branches for every sample (`batch_any`, `update_where`),
+one mean for the batch (`batch_mean`),
 one value and its first-order change across the batch computed once instead of once
 per sample (`batch_linearized`); and `max_abs`, a per-sample norm that fuses under
 `vmap`."""
@@ -22,6 +23,18 @@ def batch_any(flag: Bool[Array, ""]) -> Bool[Array, ""]:
 @batch_any.def_vmap
 def _batch_any_vmap(axis_size, in_batched, flag):
     return (jnp.any(flag) if in_batched[0] else flag), False
+
+
+@jax.custom_batching.custom_vmap
+def batch_mean(x):
+    """`x` itself; under `vmap`, one unbatched mean over the batch (for quantities that
+    refer to the batch's representative sample, like a shared Newton matrix)."""
+    return x
+
+
+@batch_mean.def_vmap
+def _batch_mean_vmap(axis_size, in_batched, x):
+    return (jnp.mean(x, axis=0) if in_batched[0] else x), False
 
 
 def update_where(need, make, x, old):

@@ -40,7 +40,7 @@ from jaxtyping import Array, Bool, Float, Int
 from .._checks import is_concrete
 from . import dense
 from .base import AbstractDAESolver
-from .batching import batch_any, batch_linearized, max_abs, update_where
+from .batching import batch_any, batch_linearized, batch_mean, max_abs, update_where
 from .implicit import implicit_root
 
 
@@ -54,7 +54,8 @@ class GAState(eqx.Module):
     $[\bar J^{-1};\ \bar J^{-1} J' \bar J^{-1}]^T$ (n x 2n): the batch's inverse and
     its first-order change, and `jac_coord` is the sample's coordinate $t$ along the
     batch's parameter direction (see `GeneralizedAlpha`). With `corotate=True`,
-    `jac_ref` is the sample's predicted position at which the kept matrix was formed."""
+    `jac_ref` is the position the kept matrix is turned to: the last step's predicted
+    position, or the one it was formed at (with `shared_matrix`, the batch's mean)."""
 
     q: Float[Array, " nq"]
     v: Float[Array, " nq"]
@@ -176,10 +177,12 @@ class GeneralizedAlpha(AbstractDAESolver):
       gravity; pins and revolute joints between points, $\Phi = r_i - r_j$), the
       Newton matrix obeys $J(Tq) = T J(q) T^T$ exactly, $T$ rotating every pair by one
       angle. A body that swings without deforming much therefore keeps nearly the
-      same matrix *in a frame that turns with it*: each step applies
-      $T\,J_0^{-1}T^T$, with $J_0$ the kept matrix and $T$ the least-squares rotation
-      about the origin (`_rotation`) from the predicted position at which $J_0$ was
-      formed to the step's predicted position. On the stiff steel pendulum of the
+      same matrix *in a frame that turns with it*: at the start of each step the kept
+      inverse is turned, $J_0^{-1} \leftarrow T J_0^{-1} T^T$, with $T$ the
+      least-squares rotation about the origin (`_rotation`) from the position it refers
+      to (where it was formed, or the previous step's prediction) to this step's
+      predicted position, which it then refers to; with `shared_matrix` both are the
+      batch's mean positions (`batch_mean`). On the stiff steel pendulum of the
       batch benchmark (4 elements, ±10 % in Young's modulus, shared matrix) it took
       0.08 matrix formations per step instead of 0.55 and 4.0 iterations instead of
       4.5. The refresh rules are unchanged, so a poor fit (a pivot far from the
@@ -237,7 +240,7 @@ class GeneralizedAlpha(AbstractDAESolver):
             raise ValueError("GeneralizedAlpha: `corotate=True` needs (x, y) pairs: an even number of coordinates "
                              f"and of constraint rows, got {q0.shape[0]} and {lam.shape[0]}.")
         if self.corotate:
-            jac_ref = q0
+            jac_ref = self._frame_position(q0)
         if self.newton == "modified":
             n = q0.shape[0] + lam.shape[0] * (2 if self.index2 else 1)
             jac_inv_t, jac_valid = jnp.zeros((n, n), q0.dtype), jnp.array(False)
@@ -286,11 +289,13 @@ class GeneralizedAlpha(AbstractDAESolver):
         if self.newton == "modified":
             m_bar = max_abs(jnp.diagonal(system.mass(s.q)))
             fresh = self._fresh_inverse(residual_of, system)
-            kept = (s.jac_inv_t, s.jac_coord)
-            turn = None
-            if self.corotate:  # from the kept matrix's position to this step's prediction
-                position = lambda x: kinematics(x)[1]
-                turn = (position, s.jac_ref, _rotation(s.jac_ref, position(x0)))
+            kept, turn = (s.jac_inv_t, s.jac_coord), None
+            if self.corotate:  # turn the kept matrix from its position to this step's prediction
+                position = lambda x: self._frame_position(kinematics(x)[1])
+                predicted = position(x0)
+                c, s_ = _rotation(s.jac_ref, predicted)
+                kept = (_rotate_matrix(kept[0], c, s_), kept[1])
+                turn = (position, predicted)
             newton = lambda f, x: self._modified_newton(f, x, *scale, m_bar, fresh, kept, s.jac_valid, turn)
         else:
             newton = lambda f, x: self._newton(f, x, *scale)
@@ -298,11 +303,7 @@ class GeneralizedAlpha(AbstractDAESolver):
 
             def newton_kept(f, x):
                 x, aux = newton(f, x)
-                P = aux[3][0][:, : x.shape[0]].T
-                if self.corotate:  # T P T^T with the step's final rotation
-                    c, s_ = aux[5]
-                    P = _rotate_pairs(_rotate_pairs(P, c, s_).T, c, s_).T
-                return x, P, aux
+                return x, aux[3][0][:, : x.shape[0]].T, aux
 
             # tangent solves preconditioned by the (batch's) inverse kept at the step's end
             x, _, aux = implicit_root(residual, x0, newton_kept, self.tangent_refinements)
@@ -365,14 +366,18 @@ class GeneralizedAlpha(AbstractDAESolver):
 
         return fresh
 
+    def _frame_position(self, q):
+        """The position a kept matrix is referred to with `corotate`: the sample's own, or
+        with `shared_matrix` the batch's mean (`batch_mean`), whose matrix it is."""
+        return batch_mean(q) if self.shared_matrix else q
+
     def _modified_newton(self, residual, x0, n_dyn, m, beta_h2, q_scale, m_bar, fresh, kept, jac_valid, turn=None):
         r"""Newton with a kept inverse Newton matrix; returns `(x, (error, iterations,
-        jacobians, kept, ref, rotation))`. See `newton` in the class docstring for the
-        rules; `fresh` and `kept` are `_fresh_inverse` and its result
-        (`(jac_inv_t, jac_coord)`). With `corotate`, `turn` is `(position, ref, (c, s))`:
-        the map from unknowns to predicted positions, the position at which the kept
-        matrix was formed and the rotation from there to this step; a new matrix resets
-        `ref` to the position it is formed at and the rotation to the identity.
+        jacobians, kept, ref))`. See `newton` in the class docstring for the rules; `fresh`
+        and `kept` are `_fresh_inverse` and its result (`(jac_inv_t, jac_coord)`). With
+        `corotate`, `kept` has been turned to this step and `turn` is `(position, ref)`:
+        the map from unknowns to the position the matrix is referred to and this step's
+        predicted one; a new matrix resets `ref` to the position it is formed at.
 
         Increments are measured as in `_newton` (`m_bar`: largest diagonal entry of
         the mass matrix at the step's start); with the contraction rate
@@ -386,48 +391,45 @@ class GeneralizedAlpha(AbstractDAESolver):
             return (it == 0) | ((it < self.max_iter) & (err > 1.0) & jnp.isfinite(err))
 
         # Under vmap the loop runs while any sample is active (`batch_any`), and samples
-        # that are done keep their small carries by `where`; the kept matrix is shared
-        # state (a refresh is for the whole batch), so it is never selected per sample
-        # (that select copied the whole batch of matrices at every iteration).
+        # that are done keep their carries by `where`; the kept matrix is shared state (a
+        # refresh is for the whole batch), so it is never selected per sample (that
+        # select copied the whole batch of matrices at every iteration). The per-sample
+        # scalars travel as one array [iterations, error, previous increment, rate,
+        # refreshed in this step, matrices formed], updated by one fused `where`
+        # instead of one small kernel each.
         def cond(c):
-            return batch_any(active(c[1], c[2]))
+            return batch_any(active(c[1][..., 0], c[1][..., 1]))
 
-        position, ref, rotation = turn if turn is not None else (None, None, None)
+        position, ref = turn if turn is not None else (None, None)
 
         def body(c):
-            x, it, err, inc_prev, theta, new, njac, kept, ref, rotation = c
+            x, scalars, kept, ref = c
+            it, err, inc_prev, theta, new, njac = (scalars[..., k] for k in range(6))
             on = active(it, err)
-            stale = (~new) & (it >= self.reuse_iterations)
+            stale = (new == 0) & (it >= self.reuse_iterations)
             need = on & ((njac == 0) & ~jac_valid | (theta > self.contraction_max) | stale)
             if turn is None:
                 kept, refreshed = update_where(need, fresh, x, kept)
             else:
                 (kept, ref), refreshed = update_where(need, lambda x: (fresh(x), position(x)), x, (kept, ref))
-                rotation = jax.tree_util.tree_map(lambda i, r: jnp.where(refreshed, i, r), (1.0, 0.0), rotation)
             Jinv_t, coord = kept
             r = residual(x)
-            if turn is not None:  # T J^{-1} T^T r
-                r = _rotate_pairs(r, rotation[0], -rotation[1])
             dx = r @ Jinv_t  # r as the left operand: batched, the samples stay rows
             if coord is not None:  # (J + t J')^{-1} = J^{-1} - t J^{-1} J' J^{-1} + O(t^2)
                 dx = dx[..., :n] - coord * dx[..., n:]
-            if turn is not None:
-                dx = _rotate_pairs(dx, *rotation)
             inc = _increment_error(dx, None, n_dyn, m, beta_h2, m_bar) / tol
             inc = jnp.where(jnp.isfinite(inc), inc, jnp.inf)
             theta_new = jnp.where(it == 0, 0.0, inc / inc_prev)
             rate = jnp.minimum(theta_new, 0.99)
             err_new = inc * jnp.maximum(1.0, rate / (1.0 - rate))
             err_new = jnp.where(theta_new >= 1.0, jnp.maximum(err_new, 1.0 + inc), err_new)  # diverging: never accept
-            keep = lambda new, old: jnp.where(on, new, old)
-            return (keep(x - dx, x), keep(it + 1, it), keep(err_new, err), keep(inc, inc_prev), keep(theta_new, theta),
-                    new | (refreshed & on), njac + (refreshed & on), kept, ref, rotation)
+            refreshed = refreshed.astype(x.dtype)
+            updated = jnp.stack([it + 1, err_new, inc, theta_new, jnp.maximum(new, refreshed), njac + refreshed], -1)
+            return jnp.where(on[..., None], x - dx, x), jnp.where(on[..., None], updated, scalars), kept, ref
 
-        zero = jnp.array(0.0, x0.dtype)
-        init = (x0, jnp.array(0), jnp.array(jnp.inf, x0.dtype), zero, zero, jnp.array(False), jnp.array(0), kept,
-                ref, rotation)
-        x, it, err, _, _, _, njac, kept, ref, rotation = jax.lax.while_loop(cond, body, init)
-        return x, (err, it.astype(x.dtype), njac.astype(x.dtype), kept, ref, rotation)
+        scalars = jnp.array([0.0, jnp.inf, 0.0, 0.0, 0.0, 0.0], x0.dtype)
+        x, scalars, kept, ref = jax.lax.while_loop(cond, body, (x0, scalars, kept, ref))
+        return x, (scalars[..., 1], scalars[..., 0], scalars[..., 5], kept, ref)
 
     def _tangent_solve(self, g, y):
         # g is the linearized residual at the solution; its matrix is the Newton matrix
@@ -444,6 +446,12 @@ def _rotation(q_ref, q):
     ok = norm > 0
     safe = jnp.where(ok, norm, 1.0)
     return jnp.where(ok, dot / safe, 1.0), jnp.where(ok, cross / safe, 0.0)
+
+
+def _rotate_matrix(M, c, s):
+    """$T M T^T$ for a kept inverse `M` (n x kn: k blocks side by side, each turned),
+    $T$ rotating every consecutive `(x, y)` pair by `(c, s)`."""
+    return _rotate_pairs(_rotate_pairs(M.T, c, s).T, c, s)
 
 
 def _rotate_pairs(v, c, s):
