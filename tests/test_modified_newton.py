@@ -11,7 +11,7 @@ import pytest
 import flexjax as fj
 from flexjax.joints.ancf import AncfClamp, AncfPin
 from flexjax.solvers.batching import batch_linearized, batch_mean, max_abs
-from flexjax.solvers.generalized_alpha import _rotate_pairs, _rotation
+from flexjax.solvers.generalized_alpha import _rotate_matrix, _rotation
 from flexjax.solvers.implicit import implicit_root, refined_solve
 
 H, STEPS = 1e-3, 200
@@ -237,9 +237,14 @@ def test_bad_newton_options_raise(kwargs, match):
 
 
 # -- corotation (`corotate=True`) -----------------------------------------------------------------
-def _turn(v, angle):
+def _turn_matrix(n, angle):
+    """T (n x n): every consecutive (x, y) pair rotated by `angle`."""
     c, s = np.cos(angle), np.sin(angle)
-    return _rotate_pairs(v, c, s)
+    return jnp.asarray(np.kron(np.eye(n // 2), [[c, -s], [s, c]]))
+
+
+def _turn(v, angle):
+    return _turn_matrix(v.shape[0], angle) @ v
 
 
 def test_newton_matrix_blocks_rotate_with_the_system():
@@ -249,8 +254,7 @@ def test_newton_matrix_blocks_rotate_with_the_system():
     q = q0 + 0.05 * jnp.asarray(np.random.default_rng(1).standard_normal(q0.shape))
     v = jnp.zeros_like(q)
     angle = 0.7
-    T = _turn(jnp.eye(q.shape[0]), angle).T  # column k: unit vector k turned
-    Tm = _turn(jnp.eye(2), angle).T
+    T, Tm = _turn_matrix(q.shape[0], angle), _turn_matrix(2, angle)
     stiffness = lambda q: jax.jacfwd(lambda y: system.forces(y, v, 0.0))(q)
     K, K_turned = stiffness(q), stiffness(T @ q)
     np.testing.assert_allclose(K_turned, T @ K @ T.T, atol=1e-9 * float(jnp.max(jnp.abs(K))))
@@ -270,6 +274,11 @@ def test_rotation_fit_recovers_the_angle():
     # a translation of some pairs only biases the fit; zero references give the identity
     assert tuple(map(float, _rotation(jnp.zeros(4), q_ref[:4]))) == (1.0, 0.0)
     np.testing.assert_allclose(_turn(_turn(q_ref, 0.4), -0.4), q_ref, atol=1e-15)
+    # the kept matrix turned tile by tile: T M T^T for each of its blocks side by side
+    M = jnp.asarray(np.random.default_rng(4).standard_normal((6, 12)))
+    T = _turn_matrix(6, 0.9)
+    np.testing.assert_allclose(_rotate_matrix(M, np.cos(0.9), np.sin(0.9)),
+                               jnp.concatenate([T @ M[:, :6] @ T.T, T @ M[:, 6:] @ T.T], axis=1), atol=1e-14)
 
 
 STIFF = 1e9  # the pendulum nearly rigid: it swings without deforming much

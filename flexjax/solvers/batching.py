@@ -2,8 +2,8 @@
 `select` that evaluates both branches for every sample (`batch_any`, `update_where`),
 one mean for the batch (`batch_mean`),
 one value and its first-order change across the batch computed once instead of once
-per sample (`batch_linearized`); and `max_abs`, a per-sample norm that fuses under
-`vmap`."""
+per sample (`batch_linearized`); and `max_abs`, `sum_last`, per-sample reductions that
+fuse under `vmap`."""
 
 import jax
 import jax.numpy as jnp
@@ -139,6 +139,15 @@ def batch_linearized(fun, params):
     return linearized
 
 
+def _pairwise(x, op):
+    """`op`-reduction over the last axis as a tree of elementwise `op`s (see `max_abs`)."""
+    while x.shape[-1] > 1:
+        half = x.shape[-1] // 2
+        pair = op(x[..., :half], x[..., half : 2 * half])
+        x = jnp.concatenate([pair, x[..., 2 * half :]], axis=-1)
+    return x[..., 0]
+
+
 def max_abs(x):
     """`max(|x|)` over the last axis, as a tree of elementwise maxima (NaN propagates;
     0 for an empty axis). XLA fuses these with the surrounding elementwise work, where a
@@ -147,8 +156,12 @@ def max_abs(x):
     x = jnp.abs(x)
     if x.shape[-1] == 0:
         return jnp.zeros(x.shape[:-1], x.dtype)
-    while x.shape[-1] > 1:
-        half = x.shape[-1] // 2
-        pair = jnp.maximum(x[..., :half], x[..., half : 2 * half])
-        x = jnp.concatenate([pair, x[..., 2 * half :]], axis=-1)
-    return x[..., 0]
+    return _pairwise(x, jnp.maximum)
+
+
+def sum_last(x):
+    """Sum over the last axis as a tree of elementwise additions, fusable like `max_abs`
+    (0 for an empty axis)."""
+    if x.shape[-1] == 0:
+        return jnp.zeros(x.shape[:-1], x.dtype)
+    return _pairwise(x, jnp.add)
