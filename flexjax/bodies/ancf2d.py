@@ -135,6 +135,59 @@ def _element_stiffness(beam, q_e):
     return beam._element_stiffness(jnp.reshape(q_e, (-1, 4, 2)))
 
 
+def _column_force(beam, Q):
+    r"""Elastic forces $-\partial U/\partial q$ of the columns of `Q` (nq, B): B
+    configurations at once, the beam's parameters scalars or (1, 1, B) arrays (one value
+    per column; `length` a scalar).
+
+    The Gauss-point values $u = [r'_a;\ r'_b;\ r''_b]$ of every element and column are
+    rows of a (points · 2, elements · B) array, elements and columns along the
+    contiguous axis: one matrix product from the element coordinates, the densities'
+    autodiff gradients elementwise over whole rows of each point group (no padded
+    pieces, so XLA vectorizes them), one product back, and the node assembly. The
+    batch is the contiguous axis under `vmap` (`_primal_force`), the elements for one
+    beam."""
+    n, B = beam.n_elements, Q.shape[-1]
+    Sa, wa, Sb, wb = beam._quadrature()
+    ga, gb = Sa.shape[0], Sb.shape[0]
+    S = jnp.concatenate([Sa[:, 0], Sb[:, 0], Sb[:, 1]])  # (ga + 2 gb, 4) point rows on [r_m, r_m', r_n, r_n']
+    nodes = jnp.reshape(Q, (n + 1, 4, B))
+    W = jnp.concatenate([nodes[:-1], nodes[1:]], axis=1)  # (n, 8, B): element coordinates, component-minor
+    W = jnp.reshape(jnp.moveaxis(W, 1, 0), (8, n * B))
+    U = jnp.reshape(jnp.kron(S, jnp.eye(2, dtype=S.dtype)) @ W, (-1, 2, n, B))  # (point, component, n, B)
+    (rx, ry), (bx, by), (px, py) = jnp.moveaxis(U[:ga], 1, 0), jnp.moveaxis(U[ga : ga + gb], 1, 0), jnp.moveaxis(
+        U[ga + gb :], 1, 0)
+    axial = lambda rx, ry: jnp.sum(wa[:, None, None] * beam._axial_density(rx, ry))
+    bending = lambda bx, by, px, py: jnp.sum(wb[:, None, None] * beam._bending_density(bx, by, px, py))
+    grad_a = jax.grad(axial, (0, 1))(rx, ry)
+    grad_b = jax.grad(bending, (0, 1, 2, 3))(bx, by, px, py)
+    G = jnp.concatenate([jnp.stack(grad_a, 1), jnp.stack(grad_b[:2], 1), jnp.stack(grad_b[2:], 1)])
+    F = jnp.kron(S.T, jnp.eye(2, dtype=S.dtype)) @ jnp.reshape(G, (-1, n * B))  # (8, n B): dU/d(element coordinates)
+    F = jnp.moveaxis(jnp.reshape(F, (8, n, B)), 0, 1)
+    nodal = jnp.pad(F[:, :4], ((0, 1), (0, 0), (0, 0))) + jnp.pad(F[:, 4:], ((1, 0), (0, 0), (0, 0)))
+    return -jnp.reshape(nodal, (4 * (n + 1), B))
+
+
+@jax.custom_batching.custom_vmap
+def _primal_force(beam, q):
+    """The elastic force of one configuration (`_column_force` of one column, the
+    elements along the contiguous axis); under `vmap`, of all samples as columns."""
+    return _column_force(beam, q[:, None])[:, 0]
+
+
+@_primal_force.def_vmap
+def _primal_force_vmap(axis_size, in_batched, beam, q):
+    beam_batched, q_batched = in_batched
+    if beam_batched.length:  # the point maps depend on the element length: one beam per sample
+        axes = jax.tree_util.tree_map(lambda b: 0 if b else None, beam_batched)
+        one = lambda b, q: _column_force(b, q[:, None])[:, 0]
+        return jax.vmap(one, (axes, 0 if q_batched else None))(beam, q), True
+    Q = jnp.moveaxis(q, 0, -1) if q_batched else jnp.broadcast_to(q[:, None], (q.shape[0], axis_size))
+    # per-sample parameters along the last axis of the (point, element, sample) arrays
+    beam = jax.tree_util.tree_map(lambda x, b: jnp.reshape(x, (1, 1, axis_size)) if b else x, beam, beam_batched)
+    return jnp.moveaxis(_column_force(beam, Q), -1, 0), True
+
+
 class AncfBeam2D(AbstractBody):
     r"""A planar ANCF cable/beam of `n_elements` gradient-deficient elements (one body).
 
@@ -300,9 +353,11 @@ class AncfBeam2D(AbstractBody):
         return jnp.einsum("i,eij->j", w, E) / self.n_elements
 
     def force(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: ScalarLike) -> Float[Array, " nq"]:
-        # constant mass matrix: no quadratic-velocity terms; elastic force only, with
-        # 8 x 8 element stiffness matrices as its derivative
-        return chain_elastic_force(_element_energy, self, q, self.n_elements, 4, 8, _element_stiffness)
+        # constant mass matrix: no quadratic-velocity terms; elastic force only, its values
+        # in the column layout of `_column_force`, with 8 x 8 element stiffness matrices
+        # as its derivative
+        return chain_elastic_force(_element_energy, self, q, self.n_elements, 4, 8, _element_stiffness,
+                                   primal=_primal_force)
 
     def constraints(self, q: Float[Array, " nq"]) -> Float[Array, " 0"]:
         return jnp.zeros((0,), q.dtype)

@@ -11,7 +11,9 @@ elements of a $w \times w$ Hessian), computed once per linearization point and
 shared by all tangent directions. Derivatives with respect to the body's parameters
 (stiffness, density, ...) still come from forward mode through $Q$, so any
 parameter stays differentiable; the rule is linear in the tangents, so reverse mode
-transposes it as usual.
+transposes it as usual. A body may compute the force values themselves by a faster
+route of its own (`primal`, e.g. a layout that vectorizes better); the derivatives
+still come from the energy.
 """
 
 import functools
@@ -52,12 +54,13 @@ def _assemble(F, nq: int, n: int, stride: int, width: int):
 
 
 @functools.cache
-def _chain_force(element_energy, n: int, stride: int, width: int, element_hessian=None):
+def _chain_force(element_energy, n: int, stride: int, width: int, element_hessian=None, primal=None):
     def force(body, q):
         energy = lambda q: jnp.sum(jax.vmap(element_energy, (None, 0))(body, _windows(q, n, stride, width)))
         return -jax.grad(energy)(q)
 
-    f = jax.custom_jvp(force)
+    # `primal` gives the values only: the rule below never differentiates it
+    f = jax.custom_jvp(force if primal is None else primal)
 
     def jvp(primals, tangents):
         body, q = primals
@@ -80,7 +83,7 @@ def _chain_force(element_energy, n: int, stride: int, width: int, element_hessia
     return f
 
 
-def chain_elastic_force(element_energy, body, q, n: int, stride: int, width: int, element_hessian=None):
+def chain_elastic_force(element_energy, body, q, n: int, stride: int, width: int, element_hessian=None, primal=None):
     r"""$-\partial U/\partial q$ for $U = \sum_e$ `element_energy(body, q[stride*e : stride*e + width])`,
     $e = 0..n-1$, with the element-stiffness derivative described in the module
     docstring.
@@ -91,6 +94,10 @@ def chain_elastic_force(element_energy, body, q, n: int, stride: int, width: int
     `n`, `stride`, `width`: static ints; `element_hessian`: optionally a plain function
     `(body, q_elements (n, width)) -> (n, width, width)` that returns the element
     Hessians more cheaply than `jax.hessian` of `element_energy` (the planar beam
-    forms them from Gauss-point densities); it must equal that Hessian.
+    forms them from Gauss-point densities); it must equal that Hessian. `primal`:
+    optionally a plain function `(body, q) -> force` that computes the same force
+    values faster (the planar beam's column layout); only its values are used, never
+    its derivatives, so it may hold rules (`custom_vmap`) that reverse mode cannot
+    transpose.
     """
-    return _chain_force(element_energy, n, stride, width, element_hessian)(body, q)
+    return _chain_force(element_energy, n, stride, width, element_hessian, primal)(body, q)

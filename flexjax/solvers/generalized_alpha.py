@@ -359,14 +359,14 @@ class GeneralizedAlpha(AbstractDAESolver):
         batched product than `r @ M.T` on CPU (no transposing copy per iteration)."""
         inverse = jnp.linalg.pinv if self.redundant else dense.inverse
         if not self.shared_matrix:
-            return lambda x: (inverse(jax.jacfwd(lambda y: residual_of(system, y))(x)).T, None)
+            return lambda x: (inverse(jax.jacfwd(lambda y: residual_of(system, y))(x).T), None)
         params, rest = eqx.partition(system, eqx.is_inexact_array)
         jacobian = lambda x, p: jax.jacfwd(lambda y: residual_of(eqx.combine(p, rest), y))(x)
 
         def fresh(x):
             J, dJ, coord = batch_linearized(jacobian, params)(x)
-            Jinv = inverse(J)
-            return jnp.concatenate([Jinv, Jinv @ dJ @ Jinv]).T, coord
+            Jinv_t = inverse(J.T)
+            return jnp.concatenate([Jinv_t, Jinv_t @ dJ.T @ Jinv_t], axis=1), coord
 
         return fresh
 
