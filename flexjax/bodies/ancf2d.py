@@ -155,8 +155,8 @@ def _column_force(beam, Q):
     W = jnp.concatenate([nodes[:-1], nodes[1:]], axis=1)  # (n, 8, B): element coordinates, component-minor
     W = jnp.reshape(jnp.moveaxis(W, 1, 0), (8, n * B))
     U = jnp.reshape(jnp.kron(S, jnp.eye(2, dtype=S.dtype)) @ W, (-1, 2, n, B))  # (point, component, n, B)
-    (rx, ry), (bx, by), (px, py) = jnp.moveaxis(U[:ga], 1, 0), jnp.moveaxis(U[ga : ga + gb], 1, 0), jnp.moveaxis(
-        U[ga + gb :], 1, 0)
+    (rx, ry), (bx, by), (px, py) = ((U[rows, 0], U[rows, 1]) for rows in (slice(0, ga), slice(ga, ga + gb),
+                                                                          slice(ga + gb, None)))
     axial = lambda rx, ry: jnp.sum(wa[:, None, None] * beam._axial_density(rx, ry))
     bending = lambda bx, by, px, py: jnp.sum(wb[:, None, None] * beam._bending_density(bx, by, px, py))
     grad_a = jax.grad(axial, (0, 1))(rx, ry)
@@ -168,11 +168,16 @@ def _column_force(beam, Q):
     return -jnp.reshape(nodal, (4 * (n + 1), B))
 
 
+def _one_force(beam, q):
+    """The elastic force of one configuration: `_column_force` of one column, the
+    elements along the contiguous axis."""
+    return _column_force(beam, q[:, None])[:, 0]
+
+
 @jax.custom_batching.custom_vmap
 def _primal_force(beam, q):
-    """The elastic force of one configuration (`_column_force` of one column, the
-    elements along the contiguous axis); under `vmap`, of all samples as columns."""
-    return _column_force(beam, q[:, None])[:, 0]
+    """`_one_force`; under `vmap`, `_column_force` of all samples as columns."""
+    return _one_force(beam, q)
 
 
 @_primal_force.def_vmap
@@ -180,8 +185,7 @@ def _primal_force_vmap(axis_size, in_batched, beam, q):
     beam_batched, q_batched = in_batched
     if beam_batched.length:  # the point maps depend on the element length: one beam per sample
         axes = jax.tree_util.tree_map(lambda b: 0 if b else None, beam_batched)
-        one = lambda b, q: _column_force(b, q[:, None])[:, 0]
-        return jax.vmap(one, (axes, 0 if q_batched else None))(beam, q), True
+        return jax.vmap(_one_force, (axes, 0 if q_batched else None))(beam, q), True
     Q = jnp.moveaxis(q, 0, -1) if q_batched else jnp.broadcast_to(q[:, None], (q.shape[0], axis_size))
     # per-sample parameters along the last axis of the (point, element, sample) arrays
     beam = jax.tree_util.tree_map(lambda x, b: jnp.reshape(x, (1, 1, axis_size)) if b else x, beam, beam_batched)

@@ -95,9 +95,9 @@ def chain_elastic_force(element_energy, body, q, n: int, stride: int, width: int
     `(body, q_elements (n, width)) -> (n, width, width)` that returns the element
     Hessians more cheaply than `jax.hessian` of `element_energy` (the planar beam
     forms them from Gauss-point densities); it must equal that Hessian. `primal`:
-    optionally a plain function `(body, q) -> force` that computes the same force
-    values faster (the planar beam's column layout); only its values are used, never
-    its derivatives, so it may hold rules (`custom_vmap`) that reverse mode cannot
+    optionally a function `(body, q) -> force` that computes the same force values
+    faster (the planar beam's column layout); only its values are used, never its
+    derivatives, so it may carry rules (`custom_vmap`) that reverse mode cannot
     transpose.
     """
     return _chain_force(element_energy, n, stride, width, element_hessian, primal)(body, q)
