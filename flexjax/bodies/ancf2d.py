@@ -148,9 +148,8 @@ def _column_force(beam, Q):
     batch is the contiguous axis under `vmap` (`_primal_force`), the elements for one
     beam."""
     n, B = beam.n_elements, Q.shape[-1]
-    Sa, wa, Sb, wb = beam._quadrature()
-    ga, gb = Sa.shape[0], Sb.shape[0]
-    S = jnp.concatenate([Sa[:, 0], Sb[:, 0], Sb[:, 1]])  # (ga + 2 gb, 4) point rows on [r_m, r_m', r_n, r_n']
+    S, wa, wb = beam._point_rows()
+    ga, gb = wa.shape[0], wb.shape[0]
     nodes = jnp.reshape(Q, (n + 1, 4, B))
     W = jnp.concatenate([nodes[:-1], nodes[1:]], axis=1)  # (n, 8, B): element coordinates, component-minor
     W = jnp.reshape(jnp.moveaxis(W, 1, 0), (8, n * B))
@@ -400,6 +399,13 @@ class AncfBeam2D(AbstractBody):
                         jnp.asarray(hermite(xb)[2]) * D[None, :] / le**2], axis=1)
         return Sa, jnp.asarray(wa), Sb, jnp.asarray(wb)
 
+    def _point_rows(self):
+        """The Gauss points of `_quadrature` as rows $S = [S_a;\ S_b';\ S_b'']$
+        (Ga + 2 Gb, 4) on an element's node rows $[r_m, r_m', r_n, r_n']$, with the
+        axial and bending weights."""
+        Sa, wa, Sb, wb = self._quadrature()
+        return jnp.concatenate([Sa[:, 0], Sb[:, 0], Sb[:, 1]]), wa, wb
+
     def _axial_density(self, rx, ry):
         r"""$\tfrac12 l_e EA\varepsilon^2$ at Gauss points from the components of $r'$."""
         eps, _ = self._measures_xy(rx, ry, rx, ry)
@@ -426,9 +432,8 @@ class AncfBeam2D(AbstractBody):
         single matrix product of half the size of one with the component-interleaved
         8-column maps, and the densities (and their gradients) act on whole rows of
         points instead of pairs of components, which XLA vectorizes."""
-        Sa, wa, Sb, wb = self._quadrature()
-        ga, gb = Sa.shape[0], Sb.shape[0]
-        S = jnp.concatenate([Sa[:, 0], Sb[:, 0], Sb[:, 1]])
+        S, wa, wb = self._point_rows()
+        ga, gb = wa.shape[0], wb.shape[0]
         u = E.T @ S.T
         (rx, ry), (bx, by), (px, py) = u[:, :ga], u[:, ga : ga + gb], u[:, ga + gb :]
         return jnp.sum(wa * self._axial_density(rx, ry)) + jnp.sum(wb * self._bending_density(bx, by, px, py))
