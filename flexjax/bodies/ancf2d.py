@@ -400,7 +400,7 @@ class AncfBeam2D(AbstractBody):
         return Sa, jnp.asarray(wa), Sb, jnp.asarray(wb)
 
     def _point_rows(self):
-        """The Gauss points of `_quadrature` as rows $S = [S_a;\ S_b';\ S_b'']$
+        r"""The Gauss points of `_quadrature` as rows $S = [S_a;\ S_b';\ S_b'']$
         (Ga + 2 Gb, 4) on an element's node rows $[r_m, r_m', r_n, r_n']$, with the
         axial and bending weights."""
         Sa, wa, Sb, wb = self._quadrature()
