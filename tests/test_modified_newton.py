@@ -273,9 +273,11 @@ def test_rotation_fit_recovers_the_angle():
         assert float(s) == pytest.approx(np.sin(angle), abs=1e-14)
     # a translation of some pairs only biases the fit; zero references give the identity
     assert tuple(map(float, _rotation(jnp.zeros(4), q_ref[:4]))) == (1.0, 0.0)
-    np.testing.assert_allclose(_turn(_turn(q_ref, 0.4), -0.4), q_ref, atol=1e-15)
-    # the kept matrix turned tile by tile: T M T^T for each of its blocks side by side
+    # the kept matrix turned tile by tile: T M T^T for each of its blocks side by side,
+    # and turned back by the opposite angle
     M = jnp.asarray(np.random.default_rng(4).standard_normal((6, 12)))
+    np.testing.assert_allclose(_rotate_matrix(_rotate_matrix(M, np.cos(0.4), np.sin(0.4)), np.cos(0.4), -np.sin(0.4)),
+                               M, atol=1e-14)
     T = _turn_matrix(6, 0.9)
     np.testing.assert_allclose(_rotate_matrix(M, np.cos(0.9), np.sin(0.9)),
                                jnp.concatenate([T @ M[:, :6] @ T.T, T @ M[:, 6:] @ T.T], axis=1), atol=1e-14)
