@@ -56,9 +56,10 @@ with relative residual tolerance 1e-8.
 OpenMP/MKL equivalents) set to 1, like Exudyn's single-threaded default: on a small shared
 CPU, threaded OpenBLAS LU factorizations of the Newton matrix are 10-100x slower.
 The machine load (`os.getloadavg()`) is recorded before and after, since all times are
-wall times, and so is the thread wake-up round trip within a core and between cores 0
-and 1 (`wake_roundtrip_us`): the cost of the thread hand-offs in XLA's CPU runtime, which
-a short batch like (b) at N = 64 pays once or twice per Newton iteration. `--json FILE` writes one flat JSON object (the keys `single_time_ratio_<n>`,
+wall times, and so is the thread wake-up round trip within a core and between two cores
+(`wake_roundtrip_us`): the cost of the thread hand-offs in XLA's CPU runtime, which a
+short batch like (b) at N = 64 pays once or twice per Newton iteration. `--json FILE`
+writes one flat JSON object (the keys `single_time_ratio_<n>`,
 `batch_throughput_ratio_<N>`, `grad_over_forward` and every raw time).
 """
 
@@ -156,17 +157,22 @@ print(statistics.median(times) * 1e6)
 """
 
 
-def wake_roundtrip_us(core_a, core_b, n=2000):
-    """Median round trip (us) of a one-byte message between two processes pinned to cores
-    `core_a` and `core_b`, through pipes: each message wakes the blocked other process, so
-    it measures two thread wake-ups (Python's own overhead, ~1 us each, included). XLA's
-    CPU runtime hands kernels between threads inside every loop iteration, so on a machine
-    where a wake-up on another core is slow (a virtual machine, where it costs an
-    inter-processor interrupt through the hypervisor) a short batch run pays for it once
-    or twice per Newton iteration. None where CPU affinity is not available (non-Linux)."""
-    if not hasattr(os, "sched_setaffinity") or max(core_a, core_b) >= (os.cpu_count() or 1):
+def wake_roundtrip_us(cross_core, n=2000):
+    """Median round trip (us) of a one-byte message between two processes pinned to the
+    first core this process may use (`cross_core=False`) or to its first two cores,
+    through pipes: each message wakes the blocked other process, so it measures two
+    thread wake-ups, Python's own overhead included (compare the two). XLA's CPU runtime
+    hands kernels between threads inside every loop iteration, so where a wake-up on
+    another core is slow (on a virtual machine, waking a virtual CPU can exit to the
+    hypervisor) a short batch run pays for it once or twice per Newton iteration. None
+    without CPU affinity (non-Linux) or, for `cross_core`, with one core."""
+    if not hasattr(os, "sched_getaffinity"):
         return None
-    out = subprocess.run([sys.executable, "-c", _ROUNDTRIP, str(core_a), str(core_b), str(n)],
+    cores = sorted(os.sched_getaffinity(0))
+    if cross_core and len(cores) < 2:
+        return None
+    pair = (cores[0], cores[1] if cross_core else cores[0])
+    out = subprocess.run([sys.executable, "-c", _ROUNDTRIP, *map(str, pair), str(n)],
                          capture_output=True, text=True, timeout=60)
     return float(out.stdout) if out.returncode == 0 else None
 
@@ -506,8 +512,8 @@ def main(argv=None):
         "batch_corotate": bool(a.corotate and a.newton == "modified"),
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
         "load_avg_1min_start": load_start[0], "load_avg_5min_start": load_start[1],
-        "wake_roundtrip_same_core_us": wake_roundtrip_us(0, 0),
-        "wake_roundtrip_cross_core_us": wake_roundtrip_us(0, 1),
+        "wake_roundtrip_same_core_us": wake_roundtrip_us(cross_core=False),
+        "wake_roundtrip_cross_core_us": wake_roundtrip_us(cross_core=True),
     }
     print(f"flexjax {fj.__version__}, jax {jax.__version__}, exudyn {exu.__version__}; device {device}, "
           f"{os.cpu_count()} CPU cores as {len(jax.devices())} JAX devices, float64, "
@@ -518,7 +524,7 @@ def main(argv=None):
           f"load average {load_start[0]:.1f} (1 min) at start", flush=True)
     us = lambda v: "n/a" if v is None else f"{v:.1f} us"
     print(f"thread wake-up round trip (two processes, pipes): same core {us(flat['wake_roundtrip_same_core_us'])}, "
-          f"cores 0 and 1 {us(flat['wake_roundtrip_cross_core_us'])}", flush=True)
+          f"two cores {us(flat['wake_roundtrip_cross_core_us'])}", flush=True)
 
     if "single" not in a.skip:
         rows = []
