@@ -77,3 +77,17 @@ from .joints import (  # noqa: E402
     AncfSpherical3D as AncfSpherical3D,
 )
 from .contact import PointSurfaceContact as PointSurfaceContact, first_contact as first_contact, simulate_contact as simulate_contact  # noqa: E402
+
+from .control import (  # noqa: E402
+    PD as PD,
+    CoordinateControl as CoordinateControl,
+    Cycloidal as Cycloidal,
+    Ramp as Ramp,
+    RestToRest as RestToRest,
+    Shaper as Shaper,
+    SmoothStart as SmoothStart,
+    Trapezoidal as Trapezoidal,
+    multimode_zvd as multimode_zvd,
+    residual_vibration as residual_vibration,
+    zvd as zvd,
+)

@@ -30,7 +30,11 @@ class AngleDriver(AbstractJoint):
     dim: ClassVar[int] = 2
 
     def __init__(self, body_i, body_j, g):
-        """**Arguments:** `body_i`, `body_j` (or `None`), `g(t)` the prescribed angle (rad)."""
+        """**Arguments:** `body_i`, `body_j` (or `None`), `g(t)` the prescribed angle (rad):
+        any differentiable callable, including an `eqx.Module` with parameters (its array
+        fields are pytree leaves, so trajectories can be differentiated and batched with
+        respect to them), e.g. the drive profiles `SmoothStart`, `Cycloidal` and
+        `Trapezoidal` of `flexjax.control`."""
         _check_bodies("AngleDriver", body_i, body_j)
         if not callable(g):
             raise ValueError(f"AngleDriver: `g` must be callable g(t), got {type(g).__name__}.")
