@@ -17,7 +17,7 @@ import numpy as np
 
 import flexjax  # noqa: F401  (float64)
 from flexjax.bodies.ancf3d import AncfBeam3D, RectangularSection
-from flexjax.plotting import finish_axes
+from flexjax.plotting import _pyplot, finish_axes
 
 NAME = "ancf3d_cantilever"
 DESCRIPTION = "3D ANCF cantilever: tip deflections y/z, axial stretch and f1 vs beam theory, 2-32 elements"
@@ -28,15 +28,6 @@ MESHES, MESHES_QUICK = (2, 4, 8, 16, 32), (8, 16)
 POISSONS = (0.0, 0.3)
 BETA1 = 1.8751040687  # first root of cos(b) cosh(b) = -1
 QUANTITIES = ("tip_deflection_y", "tip_deflection_z", "axial", "f1")
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 @eqx.filter_jit

@@ -22,7 +22,7 @@ import flexjax as fj
 from flexjax.bodies.ancf2d import AncfBeam2D
 from flexjax.joints.ancf import AncfClamp
 from flexjax.solvers.statics import solve_static
-from flexjax.plotting import finish_axes
+from flexjax.plotting import _pyplot, finish_axes
 
 NAME = "elastica"
 DESCRIPTION = "ANCF cantilever (stretch measure) under a tip load, P L^2/EI = 1, 2, 5, vs the exact elastica"
@@ -34,15 +34,6 @@ ALPHAS = (1, 2, 5)
 ELEMENTS = 16
 MESHES, MESHES_QUICK = (2, 4, 8, 16, 32), (8, 16)
 LOAD_STEPS = 10
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 class _Constant(eqx.Module):

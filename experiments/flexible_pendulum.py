@@ -23,7 +23,7 @@ import numpy as np
 import flexjax as fj
 from flexjax.bodies.ancf2d import AncfBeam2D
 from flexjax.joints.ancf import AncfPin
-from flexjax.plotting import finish_axes
+from flexjax.plotting import _pyplot, finish_axes
 
 NAME = "flexible_pendulum"
 DESCRIPTION = "very flexible ANCF pendulum (stretch measure, E = 0.7 MPa): energy, mesh and step convergence"
@@ -55,15 +55,6 @@ def run_pendulum(n: int, h: float, progress: bool = False):
 
 def _energy_scale():
     return RHO * AREA * LENGTH * G * LENGTH / 2
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> dict[str, float]:

@@ -51,6 +51,7 @@ from flexjax.bodies.modal_beam import ModalHubBeam
 from flexjax.control.input_shaping import Shaper, multimode_zvd
 from flexjax.control.pd import PD, CoordinateControl
 from flexjax.control.references import Ramp
+from flexjax.plotting import _pyplot
 
 from .flfj_modes import DIAMETER, EI, LENGTH, RHO_A, YOUNG
 
@@ -107,15 +108,6 @@ def settling_time(t, theta, tip, theta_band=THETA_BAND, tip_band=TIP_BAND) -> fl
     """Last time at which |theta - 1| > theta_band or |tip| > tip_band (0 if never)."""
     out = (np.abs(theta - 1.0) > theta_band) | (np.abs(tip) > tip_band)
     return float(t[np.nonzero(out)[0][-1]]) if out.any() else 0.0
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> dict[str, float]:

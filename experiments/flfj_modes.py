@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from flexjax.analysis import beam_fe_frequencies, beam_fe_matrices, flfj_frequencies, flfj_roots, transverse_modes
-from flexjax.plotting import finish_axes
+from flexjax.plotting import _pyplot, finish_axes
 
 NAME = "flfj_modes"
 DESCRIPTION = "FLFJ beam: frequencies from the frequency equation vs finite elements, sweep of the joint stiffness"
@@ -38,15 +38,6 @@ NMODES = 4
 N_ELEMENTS = 40
 K_SWEEP = (0.0, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 1e3, 1e4, np.inf)
 K_SWEEP_QUICK = (0.0, 0.1, 1.0, 10.0, 100.0, np.inf)
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def fe_mode_shapes(k: float, n: int, n_elements: int = N_ELEMENTS) -> tuple[np.ndarray, np.ndarray]:

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from flexjax.analysis import cantilever_roots, critical_stiffness_coefficient, frequency_ratio, kappa_from_root
-from flexjax.plotting import finish_axes
+from flexjax.plotting import _pyplot, finish_axes
 
 NAME = "flfj_stiffness"
 DESCRIPTION = "FLFJ critical joint stiffness: P(r_c) from eq. 53 vs the paper, r(k) curves (Figs. 8-10)"
@@ -32,15 +32,6 @@ P_PAPER = (37.1361, 63.8008, 197.1245)
 N_VALUES = (0.0813, 0.1626, 0.3252)  # N m, EI/l of the paper's Fig. 8
 N_ARM = 0.1626  # N m, the simulated arm (experiments/flfj_modes.py: steel rod, d = 2 mm, l = 1 m)
 GAMMA1_PAPER = 1.8751
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def critical_stiffness_by_bisection(r_c: float, n: float, iters: int = 200) -> float:

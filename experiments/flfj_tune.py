@@ -43,6 +43,7 @@ from flexjax.control.input_shaping import Shaper
 from flexjax.control.pd import PD, CoordinateControl
 from flexjax.control.references import RestToRest
 from flexjax.tune import central_difference_check, minimize
+from flexjax.plotting import _pyplot
 
 from .flfj_control import KD, KP, LENGTH, arm
 
@@ -101,15 +102,6 @@ def make_objective(body, t_end: float, t_window: float, dt: float = DT, solver=N
 
     loss.response = response
     return loss, parts
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> dict[str, float]:

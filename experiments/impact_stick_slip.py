@@ -40,7 +40,7 @@ from flexjax.models.impact_beam import (
     impact_beam_ancf_state,
     impact_beam_state,
 )
-from flexjax.plotting import finish_axes
+from flexjax.plotting import _pyplot, finish_axes
 
 NAME = "impact_stick_slip"
 DESCRIPTION = "flexible beam hitting an inclined surface with friction: impact, stick-slip, energy (seed 004)"
@@ -51,15 +51,6 @@ ANCF_ELEMENTS = 4
 PAPER_FIRST_PEAK = 0.373791  # s, seed §3
 PAPER_STEP = 1e-6  # s, the seed's step in contact
 MACRO_GAP = 0.02  # s: contacts separated by less belong to one macro-collision
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _contact_episodes(sol):

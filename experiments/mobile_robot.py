@@ -26,7 +26,7 @@ import numpy as np
 import flexjax
 from flexjax import models
 from flexjax.analysis import stability
-from flexjax.plotting import plot_series
+from flexjax.plotting import _pyplot, plot_series
 
 NAME = "mobile_robot"
 DESCRIPTION = "seed 003: Udwadia-Kalaba mobile robot, RK4, no / stable / unstable Baumgarte correction"
@@ -124,10 +124,7 @@ def _plots(out_dir, runs, err, t):
                 out_dir / "fig5_y.png", ylabel="y [m]", title="driven point, y (Fig. 5)")
     plot_series(t, [np.abs(err[k][:, 1]) + 1e-16 for k in labels], labels, out_dir / "fig6_y_error.png",
                 ylabel="|y + 4 cos t| [m]", title="y error (Fig. 6)", logy=True)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     fig, ax = plt.subplots(figsize=(5, 6))
     for k in labels:

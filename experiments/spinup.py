@@ -37,6 +37,7 @@ import flexjax as fj
 from flexjax.bodies.modal_beam import ModalHubBeam
 from flexjax.joints import DrivingConstraint
 from flexjax.solvers import UdwadiaKalaba
+from flexjax.plotting import _pyplot
 
 NAME = "spinup"
 DESCRIPTION = "Spin-up of a hub-clamped cantilever (Simo & Vu-Quoc): geometric stiffening with and without wc"
@@ -109,15 +110,6 @@ def simulate(omega_s: float, wc: bool, t_end: float = T_END, n_save: int = 601, 
     q = tr.q[ok]
     tip = np.asarray(_tips(body, q))
     return np.asarray(tr.t)[ok], np.asarray(q[:, 0]), tip, float(tr.event_time)
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> dict[str, float]:

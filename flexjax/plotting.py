@@ -1,25 +1,46 @@
-"""Matplotlib helpers that write PNG files (Agg backend, no display needed)."""
+"""Matplotlib helpers that write PNG files.
+
+Figures are built with the object-oriented API (`matplotlib.figure.Figure`), never
+through `pyplot`'s global state: the library neither selects nor switches the user's
+backend (only the `flexjax` command line does), needs no display, and leaves no open
+figures behind.
+"""
 
 import pathlib
+import types
 
 import numpy as np
 
 
+def subplots(nrows: int = 1, ncols: int = 1, **kwargs):
+    """`(figure, axes)` like `matplotlib.pyplot.subplots`, but the figure is a bare
+    `matplotlib.figure.Figure` (no backend, no pyplot figure manager).
+
+    **Arguments:** `nrows`, `ncols`; `figsize` and `dpi` go to the figure, every other
+    keyword (`sharex`, `squeeze`, `subplot_kw`, ...) to `Figure.subplots`.
+    """
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=kwargs.pop("figsize", None), dpi=kwargs.pop("dpi", None))
+    return fig, fig.subplots(nrows, ncols, **kwargs)
+
+
+def close(fig) -> None:
+    """Nothing to release for a bare `Figure` (kept so that pyplot-style code runs)."""
+
+
 def _pyplot():
+    """The pyplot-like names (`subplots`, `close`, `rcParams`) used by the experiments."""
     import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return types.SimpleNamespace(subplots=subplots, close=close, rcParams=matplotlib.rcParams)
 
 
 def plot_series(t, ys, labels, path, *, xlabel="t [s]", ylabel="", title="", logy=False):
     """Plot several series against `t` into one PNG; returns the path."""
-    plt = _pyplot()
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = subplots(figsize=(7, 4))
     for y, lab in zip(ys, labels):
         (ax.semilogy if logy else ax.plot)(t, y, label=lab)
     ax.set_xlabel(xlabel)
@@ -30,17 +51,15 @@ def plot_series(t, ys, labels, path, *, xlabel="t [s]", ylabel="", title="", log
         ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 
 def plot_diagnostics(traj, path, *, title=""):
     """Energy change and constraint residuals of a trajectory, in two panels."""
-    plt = _pyplot()
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     t = np.asarray(traj.t)
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    fig, (ax1, ax2) = subplots(2, 1, figsize=(7, 6), sharex=True)
     e = np.asarray(traj.energy)
     ax1.plot(t, e - e[0])
     ax1.set_ylabel("E - E(0) [J]")
@@ -55,13 +74,11 @@ def plot_diagnostics(traj, path, *, title=""):
     ax2.grid(True, alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 
 def finish_axes(fig, ax, path, *, xlabel, ylabel, title=None, grid_which="major", legend=True, legend_size=None):
     """Label, grid, legend, save a single-axes figure as PNG and close it; returns the path."""
-    plt = _pyplot()
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title is not None:
@@ -71,5 +88,4 @@ def finish_axes(fig, ax, path, *, xlabel, ylabel, title=None, grid_which="major"
         ax.legend(fontsize=legend_size)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
