@@ -91,3 +91,5 @@ from .control import (  # noqa: E402
     residual_vibration as residual_vibration,
     zvd as zvd,
 )
+
+from .analysis.modal import Modes as Modes, modes as modes  # noqa: E402

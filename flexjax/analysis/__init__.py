@@ -1,4 +1,4 @@
-"""Analyses: FLFJ beam modes and critical joint stiffness (`flfj`), a reference beam FE model
+"""Analyses: natural frequencies of a linearized system (`modal`), FLFJ beam modes and critical joint stiffness (`flfj`), a reference beam FE model
 (`beam_fe`), Baumgarte stability regions (`stability`), interval uncertainty (`interval`)."""
 
 from .beam_fe import (
@@ -29,6 +29,7 @@ from .flfj import (
     shape_tables as shape_tables,
     transverse_modes as transverse_modes,
 )
+from .modal import Modes as Modes, modes as modes
 from . import stability as stability  # Baumgarte stability regions
 from . import interval as interval  # interval uncertainty: sampling, vertices, gradient search
 from .interval import (
