@@ -11,21 +11,77 @@ import numpy as np
 import optax
 
 
-def minimize(loss, params, optimizer: optax.GradientTransformation, steps: int, *, progress: bool = False):
-    """Run `steps` optimizer updates on `params` (a pytree of arrays).
+def _box(bounds, params):
+    """`(lower, upper)` as pytrees of arrays shaped like `params` (`None`: unbounded)."""
+    if not (isinstance(bounds, (tuple, list)) and len(bounds) == 2):
+        raise ValueError(f"minimize: `bounds` must be a pair (lower, upper), got {type(bounds).__name__}.")
+    treedef = jax.tree_util.tree_structure(params)
+    out = []
+    for side, fill, name in ((bounds[0], -np.inf, "lower"), (bounds[1], np.inf, "upper")):
+        if side is None:
+            side = jax.tree_util.tree_map(lambda p: fill, params)
+        if jax.tree_util.tree_structure(side) != treedef:
+            raise ValueError(
+                f"minimize: `bounds` {name} must have the structure of the parameters, "
+                f"got {jax.tree_util.tree_structure(side)} for {treedef}."
+            )
+        leaves = []
+        for p, b in zip(jax.tree_util.tree_leaves(params), jax.tree_util.tree_leaves(side)):
+            b = jnp.asarray(b, jnp.result_type(p))
+            try:
+                leaves.append(jnp.broadcast_to(b, jnp.shape(p)))
+            except ValueError:
+                raise ValueError(
+                    f"minimize: `bounds` {name} leaf of shape {jnp.shape(b)} does not fit the parameter of shape "
+                    f"{jnp.shape(p)}."
+                ) from None
+        out.append(jax.tree_util.tree_unflatten(treedef, leaves))
+    lower, upper = out
+    bad = [bool(jnp.any(lo > up)) for lo, up in zip(jax.tree_util.tree_leaves(lower), jax.tree_util.tree_leaves(upper))]
+    if any(bad):
+        raise ValueError("minimize: `bounds` has a lower bound above its upper bound.")
+    return lower, upper
 
-    **Arguments:** `loss(params) -> scalar`; `params` initial pytree; `optimizer` an
-    optax transformation (its state is created here and returned, never stored);
-    `steps` number of updates; `progress` shows a progress bar.
 
-    **Returns:** `(best_params, history)` where `history` is a dict of numpy arrays:
-    `loss` (before each update and after the last one) and `grad_norm`. `best_params`
-    are the parameters with the lowest loss seen. **Raises:** `FloatingPointError` if
-    the loss or its gradient becomes non-finite (names the step).
+def minimize(loss, params, optimizer: optax.GradientTransformation, steps: int, *, bounds=None,
+             progress: bool = False):
+    r"""Run `steps` optimizer updates on `params` (a pytree of arrays).
+
+    With `bounds`, each update is followed by the projection onto the box
+    $\ell \le p \le u$ (projected gradient descent: `jnp.clip` leaf by leaf); the starting
+    point is projected too.
+
+    **Arguments:**
+
+    - `loss(params) -> scalar`.
+    - `params`: the initial pytree of arrays.
+    - `optimizer`: an optax transformation (its state is created here and returned,
+      never stored).
+    - `steps`: number of updates (>= 1).
+    - `bounds`: `(lower, upper)`, pytrees with the structure of `params` whose leaves
+      broadcast to the parameters' shapes; `None` for a side (or `+-inf` in a leaf)
+      leaves it unbounded. Default: no bounds.
+    - `progress`: show a progress bar.
+
+    **Returns:** `(best_params, history)`. `best_params` are the parameters with the lowest
+    loss seen. `history` is a dict: `params`, the parameter path (a pytree like
+    `params` whose numpy leaves have a leading axis of `steps + 1`: the parameters at
+    which each loss was evaluated), `loss` (before each update and after the last one)
+    and `grad_norm` (global norm of the raw gradient there), numpy arrays of length
+    `steps + 1`.
+
+    **Raises:** `ValueError` for bad `steps` or `bounds`; `FloatingPointError` if the loss
+    or its gradient becomes non-finite (names the step).
     """
-    if steps < 1:
-        raise ValueError(f"minimize: `steps` must be >= 1, got {steps}.")
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+        raise ValueError(f"minimize: `steps` must be an int >= 1, got {steps!r}.")
     value_and_grad = eqx.filter_jit(eqx.filter_value_and_grad(loss))
+    if bounds is not None:
+        lower, upper = _box(bounds, params)
+        project = eqx.filter_jit(lambda p: jax.tree_util.tree_map(jnp.clip, p, lower, upper))
+        params = project(params)
+    else:
+        project = None
 
     @eqx.filter_jit
     def update(params, opt_state, grads):
@@ -33,7 +89,7 @@ def minimize(loss, params, optimizer: optax.GradientTransformation, steps: int, 
         return optax.apply_updates(params, updates), opt_state
 
     opt_state = optimizer.init(params)
-    losses, norms = [], []
+    losses, norms, path = [], [], []
     best, best_loss = params, np.inf
     iterator = range(steps + 1)
     if progress:
@@ -48,11 +104,15 @@ def minimize(loss, params, optimizer: optax.GradientTransformation, steps: int, 
             raise FloatingPointError(f"minimize: non-finite loss ({value}) or gradient norm ({gnorm}) at step {k}.")
         losses.append(value)
         norms.append(gnorm)
+        path.append(jax.tree_util.tree_map(np.asarray, params))
         if value < best_loss:
             best, best_loss = params, value
         if k < steps:
             params, opt_state = update(params, opt_state, grads)
-    return best, {"loss": np.asarray(losses), "grad_norm": np.asarray(norms)}
+            if project is not None:
+                params = project(params)
+    params_path = jax.tree_util.tree_map(lambda *xs: np.stack(xs), *path)
+    return best, {"params": params_path, "loss": np.asarray(losses), "grad_norm": np.asarray(norms)}
 
 
 def central_difference_check(loss, params, direction, eps: float = 1e-5) -> float:
