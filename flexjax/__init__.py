@@ -93,3 +93,10 @@ from .control import (  # noqa: E402
 )
 
 from .analysis.modal import Modes as Modes, modes as modes  # noqa: E402
+
+from .outputs import (  # noqa: E402
+    BeamDeflection as BeamDeflection,
+    BodyPoint as BodyPoint,
+    JointReaction as JointReaction,
+    joint_reaction as joint_reaction,
+)
