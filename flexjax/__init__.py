@@ -59,6 +59,7 @@ from .solvers import StaticSolution as StaticSolution, solve_static as solve_sta
 from .batch import BatchInfo as BatchInfo, run_batch as run_batch  # noqa: E402
 
 from .control.pid import PIDJointTorque as PIDJointTorque  # noqa: E402
+from .forces import AppliedMoment3D as AppliedMoment3D, DistributedLoad3D as DistributedLoad3D  # noqa: E402
 from .forces import AbstractStatefulForce as AbstractStatefulForce  # noqa: E402
 from .forces import ClearanceJoint as ClearanceJoint, effective_modulus as effective_modulus  # noqa: E402
 

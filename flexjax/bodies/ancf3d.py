@@ -21,19 +21,41 @@ Gauss quadrature along the axis and over the section. No quadratic-velocity term
 
 **Elastic forces (seed eq. 7-12).** The reference configuration is straight and
 unstrained, so the material coordinates are $(x, y, z)$ and the deformation gradient is
-$F = \partial r/\partial(x, y, z) = [r_{,x}\ r_{,y}\ r_{,z}]$ ($J_0 = I$ in eq. 7).
-Green-Lagrange strain $E = \tfrac12(F^T F - I)$ (eq. 8-9), St. Venant-Kirchhoff energy
-density $W = \tfrac{\lambda}{2}(\operatorname{tr} E)^2 + \mu \operatorname{tr}(E^2)$ (eq. 11
-with the isotropic $H$), $\lambda = E\nu/((1+\nu)(1-2\nu))$, $\mu = E/(2(1+\nu))$.
-$U = \int_V W\,dV$ by Gauss quadrature (`axial_order` points per element times the
-section rule of `section_order`); $Q = -\partial U/\partial q$ by `jax.grad` (eq. 12), its
-derivative the assembled element Hessians (`flexjax.bodies.element_forces`).
-The defaults (5 axial, 3 per section direction) integrate $U$ exactly for $\nu = 0$.
+$F = \partial r/\partial(x, y, z) = [r_{,x}\ r_{,y}\ r_{,z}]$ ($J_0 = I$ in eq. 7),
+Green-Lagrange strain $E = \tfrac12(F^T F - I)$ (eq. 8-9), $U = \int_V W\,dV$ by Gauss
+quadrature (`axial_order` points per element times the section rule of
+`section_order`), $Q = -\partial U/\partial q$ by `jax.grad` (eq. 12), its derivative
+the assembled element Hessians (`flexjax.bodies.element_forces`). Two energy densities
+$W$ (`formulation`):
 
-**Locking.** The cross-section gradients are interpolated linearly along the axis and
-the section cannot deform non-uniformly, so with $\nu \neq 0$ bending is too stiff
-(Poisson locking): the default is $\nu = 0$, as in the seed paper. See `docs/ancf3d.md`
-for measured numbers.
+- `"split"` (default), free of Poisson locking: the strain energy is split into a beam
+  part with a uniaxial law for the axial strain and the shear moduli for the
+  axial-transverse shears, and a cross-section part that alone carries the Poisson
+  coupling (the structural split of Gerstmayr & Shabana 2006 and Nachbagauer, Gruber &
+  Gerstmayr 2013, "Poisson effect only in the cross section"):
+  $W = \tfrac{E}{2}E_{xx}^2
+  + 2G\big[k_s(\bar E_{xy}^2 + \bar E_{xz}^2)
+  + k_t\big((E_{xy} - \bar E_{xy})^2 + (E_{xz} - \bar E_{xz})^2\big)\big]
+  + \tfrac{E}{2(1-\nu^2)}(E_{yy}^2 + E_{zz}^2 + 2\nu E_{yy}E_{zz}) + 2G E_{yz}^2$,
+  $G = E/(2(1+\nu))$. $\bar E_{xy}, \bar E_{xz}$ are the section means (the transverse
+  shear; the section fields are linear in $(y, z)$, so the mean is the centroid value),
+  weighted by Cowper's factor $k_s$ (`section.shear_factor`); the remainder, linear over
+  the section, is the twist, weighted by $k_t = J/(I_y + I_z)$ with St-Venant's $J$
+  (`section.torsion_constant`): the linear section field has no warping, so without
+  $k_t$ the torsional stiffness would be $G I_p$. Bending and stretching see $E$ for
+  every $0 \le \nu < 0.5$; the section part (plane stress in the section) stays finite
+  as $\nu \to 0.5$. The section does not contract under axial stress (as in beam
+  theory). At $\nu = 0$, $k_s = k_t = 1$ it equals the continuum law.
+- `"continuum"`: St. Venant-Kirchhoff, $W = \tfrac{\lambda}{2}(\operatorname{tr} E)^2
+  + \mu \operatorname{tr}(E^2)$ (eq. 11 with the isotropic $H$),
+  $\lambda = E\nu/((1+\nu)(1-2\nu))$, $\mu = G$, the seed's element. The cross-section
+  gradients are interpolated linearly and the section cannot deform non-uniformly, so
+  with $\nu \neq 0$ bending sees $E(1-\nu)/((1+\nu)(1-2\nu))$ (Poisson locking; a
+  warning is issued for $\nu > 0$), and the torsional stiffness is $G I_p$. Use it with
+  $\nu = 0$, as the seed does.
+
+The defaults (5 axial, 3 per section direction) integrate $U$ exactly for the
+continuum law at $\nu = 0$. See `docs/ancf3d.md` for measured numbers.
 
 **Gravity (seed eq. 13-14).** Every point is linear in $q$ and the sections are
 symmetric, so `center_of_mass` is exact and `Gravity` gives $Q = m_e\,\int S^T g\,dV/V$.
@@ -44,6 +66,7 @@ undeformed beam and section coordinates $(y, z)$ (m).
 
 import abc
 import functools
+import warnings
 from typing import ClassVar
 
 import equinox as eqx
@@ -57,6 +80,9 @@ from .._custom_types import Scalar, ScalarLike
 from .ancf2d import _gauss, hermite
 from .base import AbstractBody
 from .element_forces import chain_elastic_force
+
+
+_ODD = np.arange(1, 40, 2, dtype=float)  # odd terms of the rectangle's torsion series
 
 
 # -- cross sections --------------------------------------------------------------
@@ -75,6 +101,18 @@ class AbstractSection(eqx.Module):
     def quadrature(self, order: int) -> tuple[Float[Array, "g 2"], Float[Array, " g"]]:
         """Points `(y, z)` (m) and weights (m², summing to the area) of a rule that is
         exact for polynomials of degree `2 order - 2` in (y, z)."""
+
+    @abc.abstractmethod
+    def torsion_constant(self) -> Scalar:
+        r"""St-Venant torsion constant $J$ (m⁴), torsional stiffness $GJ$. A section
+        without a closed form states its choice (e.g. Bredt's formula for a closed thin
+        wall, $\sum b t^3/3$ for an open one); $J = I_y + I_z$ neglects warping and is
+        an upper bound."""
+
+    @abc.abstractmethod
+    def shear_factor(self, nu: ScalarLike) -> Scalar:
+        r"""Timoshenko shear correction factor $k_s(\nu)$ of the transverse shear
+        (Cowper 1966)."""
 
 
 class RectangularSection(AbstractSection):
@@ -104,6 +142,21 @@ class RectangularSection(AbstractSection):
         pts = jnp.asarray(u) * jnp.stack([self.width, self.height])[None, :]
         return pts, jnp.asarray(wu) * self.area()
 
+    def torsion_constant(self):
+        r"""Series solution of the Prandtl stress function (Timoshenko & Goodier 1970,
+        §109), $a \ge c$ the longer and shorter side:
+        $J = a c^3\left[\tfrac13 - \tfrac{64}{\pi^5}\tfrac{c}{a}\sum_{n\,odd}
+        \tfrac{1}{n^5}\tanh\tfrac{n\pi a}{2c}\right]$ (20 terms: relative error < 1e-7);
+        $0.1406\,a^4$ for a square."""
+        a, c = jnp.maximum(self.width, self.height), jnp.minimum(self.width, self.height)
+        n = jnp.asarray(_ODD)
+        series = jnp.sum(jnp.tanh(n * jnp.pi * a / (2 * c)) / n**5)
+        return a * c**3 * (1 / 3 - 64 / jnp.pi**5 * (c / a) * series)
+
+    def shear_factor(self, nu):
+        r"""$k_s = 10(1 + \nu)/(12 + 11\nu)$ (Cowper 1966, rectangle)."""
+        return 10 * (1 + nu) / (12 + 11 * nu)
+
 
 class CircularSection(AbstractSection):
     r"""Disc of radius $R$; `order` Gauss points in $r$ (weight $r\,dr$) times `2 order`
@@ -130,6 +183,14 @@ class CircularSection(AbstractSection):
         u = (x[:, None, None] * np.stack([np.cos(phi), np.sin(phi)], -1)[None]).reshape(-1, 2)
         wu = np.repeat(2 * w * x / (2 * order), 2 * order)  # sums to 1
         return jnp.asarray(u) * self.radius, jnp.asarray(wu) * self.area()
+
+    def torsion_constant(self):
+        r"""$J = \pi R^4/2$, the polar moment: a disc does not warp."""
+        return jnp.pi * self.radius**4 / 2
+
+    def shear_factor(self, nu):
+        r"""$k_s = 6(1 + \nu)/(7 + 6\nu)$ (Cowper 1966, solid circle)."""
+        return 6 * (1 + nu) / (7 + 6 * nu)
 
 
 # -- shape functions ---------------------------------------------------------------
@@ -201,6 +262,7 @@ def _straight(start, axes, length, n):
 
 
 _INTEGRATIONS = ("full", "selective")
+_FORMULATIONS = ("split", "continuum")
 # strain components integrated in full by `integration="selective"`: E_xx, E_xy, E_xz
 _AXIAL_MASK = np.array([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
 
@@ -208,6 +270,11 @@ _AXIAL_MASK = np.array([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
 def _element_energy(beam, q_e):
     """Elastic energy of one element from its 24 coordinates (`chain_elastic_force`)."""
     return beam._element_energy(jnp.reshape(q_e, (8, 3)))
+
+
+def _locking_factor(nu):
+    """Bending modulus of the locked continuum element over $E$."""
+    return (1 - nu) / ((1 + nu) * (1 - 2 * nu))
 
 
 def _check_order(name, order):
@@ -231,6 +298,7 @@ class AncfBeam3D(AbstractBody):
     axial_order: int = eqx.field(static=True)
     section_order: int = eqx.field(static=True)
     integration: str = eqx.field(static=True)
+    formulation: str = eqx.field(static=True)
     ncoords: int = eqx.field(static=True)
     dim: ClassVar[int] = 3
     nconstraints: ClassVar[int] = 0
@@ -246,7 +314,8 @@ class AncfBeam3D(AbstractBody):
         poisson=0.0,
         axial_order: int = 5,
         section_order: int = 3,
-        integration: str = "full",
+        integration: str | None = None,
+        formulation: str = "split",
     ):
         r"""**Arguments:**
 
@@ -255,16 +324,19 @@ class AncfBeam3D(AbstractBody):
         - `youngs`: Young's modulus $E$ (Pa).
         - `section`: a `RectangularSection` or `CircularSection` (its sizes are leaves).
         - `n_elements`: number of equal elements (static, >= 1).
-        - `poisson`: Poisson ratio $\nu$, $-1 < \nu < 0.5$ (default 0: no Poisson locking).
+        - `poisson`: Poisson ratio $\nu$, $0 \le \nu < 0.5$ (default 0).
         - `axial_order`: Gauss points per element along the axis (static, default 5).
         - `section_order`: section rule order (static, default 3: 3x3 points on a
           rectangle, 3 radii x 6 angles on a disc).
-        - `integration`: `"full"` (default: every term with the rules above, the plain
-          continuum element of seed eq. 11) or `"selective"` (a remedy for the
-          thickness locking of bent elements at large rotations: the section-deformation
-          terms $\mu(E_{yy}^2 + E_{zz}^2 + 2E_{yz}^2)$ and the volumetric term
-          $\tfrac{\lambda}{2}(\operatorname{tr} E)^2$ with 2 points along the axis);
-          static. Neither removes Poisson locking.
+        - `integration`: `"full"` (every term with the rules above) or `"selective"`
+          (a remedy for the thickness locking of bent elements at large rotations: the
+          section-deformation terms, $E_{yy}, E_{zz}, E_{yz}$, and for `"continuum"` also
+          the volumetric term $\tfrac{\lambda}{2}(\operatorname{tr} E)^2$, with 2 points
+          along the axis); static. Default (`None`): `"selective"` for `"split"`, `"full"`
+          for `"continuum"` (the seed's element as it was).
+        - `formulation`: `"split"` (default: no Poisson locking, St-Venant torsion) or
+          `"continuum"` (the seed's St. Venant-Kirchhoff element; Poisson locking for
+          $\nu > 0$); static. See the module docstring.
 
         `length`, `rho`, `youngs`, `poisson` are scalar pytree leaves (differentiable,
         batchable); value checks are skipped when they are tracers.
@@ -273,8 +345,12 @@ class AncfBeam3D(AbstractBody):
             raise ValueError(f"AncfBeam3D: `n_elements` must be an int >= 1, got {n_elements!r}.")
         _check_order("axial_order", axial_order)
         _check_order("section_order", section_order)
+        if integration is None:
+            integration = "selective" if formulation == "split" else "full"
         if integration not in _INTEGRATIONS:
             raise ValueError(f"AncfBeam3D: `integration` must be one of {_INTEGRATIONS}, got {integration!r}.")
+        if formulation not in _FORMULATIONS:
+            raise ValueError(f"AncfBeam3D: `formulation` must be one of {_FORMULATIONS}, got {formulation!r}.")
         if not isinstance(section, AbstractSection):
             raise ValueError(
                 f"AncfBeam3D: `section` must be a RectangularSection or CircularSection, got {type(section).__name__}."
@@ -287,13 +363,19 @@ class AncfBeam3D(AbstractBody):
         self.poisson = jnp.asarray(poisson, float)
         check_shape("AncfBeam3D", "poisson", self.poisson, ())
         check_finite("AncfBeam3D", "poisson", self.poisson)
-        if is_concrete(self.poisson) and not -1.0 < float(self.poisson) < 0.5:
+        if is_concrete(self.poisson) and not 0.0 <= float(self.poisson) < 0.5:
             raise ValueError(
-                f"AncfBeam3D: `poisson` must lie in (-1, 0.5) for a stable isotropic material, got {float(self.poisson)}."
+                f"AncfBeam3D: `poisson` must lie in [0, 0.5) (an isotropic beam material), got {float(self.poisson)}."
+            )
+        if formulation == "continuum" and is_concrete(self.poisson) and float(self.poisson) > 0:
+            warnings.warn(
+                f"AncfBeam3D: formulation='continuum' with poisson={float(self.poisson)} locks: bending is "
+                f"{_locking_factor(float(self.poisson)):.3f} times too stiff; use the default formulation='split'.",
+                stacklevel=2,
             )
         self.section = section
         self.n_elements, self.axial_order, self.section_order = n_elements, axial_order, section_order
-        self.integration = integration
+        self.integration, self.formulation = integration, formulation
         self.ncoords = 12 * (n_elements + 1)
 
     # -- geometry -------------------------------------------------------------------
@@ -419,10 +501,10 @@ class AncfBeam3D(AbstractBody):
         nu = self.poisson
         return self.youngs * nu / ((1 + nu) * (1 - 2 * nu)), self.youngs / (2 * (1 + nu))
 
-    def _integrate(self, E, axial_order, rule, density):
-        r"""$\int_{V_e}$ `density(E)` $dV$ over one element with coordinates `E` `(8, 3)`
-        by Gauss quadrature: `axial_order` points along it times the section `rule`
-        `(points, weights)`."""
+    def _strains(self, E, axial_order, rule):
+        """Green-Lagrange strains `(g, p, 3, 3)` at `axial_order` Gauss points along one
+        element with coordinates `E` `(8, 3)` times the section `rule` `(points,
+        weights)`, and the volume weights `(g, p)`."""
         xa, wa = _gauss(axial_order)
         yz, wyz = rule
         l = self.element_length
@@ -431,30 +513,80 @@ class AncfBeam3D(AbstractBody):
         F = jnp.einsum("ai,gpaj->gpij", E, ds)
         C = jnp.einsum("...ki,...kj->...ij", F, F)
         Eg = 0.5 * (C - jnp.broadcast_to(jnp.eye(3, dtype=F.dtype), C.shape))
-        w = l * jnp.asarray(wa)[:, None] * wyz[None, :]
-        return jnp.einsum("gp,gp->", w, density(Eg))
+        return Eg, l * jnp.asarray(wa)[:, None] * wyz[None, :]
+
+    def _split_factors(self):
+        r"""$(G, k_s, k_t)$ of the split law: shear modulus, Cowper's factor and
+        $J/(I_y + I_z)$."""
+        nu = self.poisson
+        shear = self.youngs / (2 * (1 + nu))
+        ip = jnp.sum(self.section.second_moments())
+        return shear, self.section.shear_factor(nu), self.section.torsion_constant() / ip
+
+    def _beam_density(self, Eg, Ebar):
+        """Split law, beam part: axial, transverse shear (section mean `Ebar`) and twist."""
+        G, ks, kt = self._split_factors()
+        dxy, dxz = Eg[..., 0, 1] - Ebar[..., 0, 1], Eg[..., 0, 2] - Ebar[..., 0, 2]
+        return 0.5 * self.youngs * Eg[..., 0, 0] ** 2 + 2 * G * (
+            ks * (Ebar[..., 0, 1] ** 2 + Ebar[..., 0, 2] ** 2) + kt * (dxy**2 + dxz**2)
+        )
+
+    def _section_density(self, Eg):
+        """Split law, cross-section part: plane stress in the section (the only Poisson
+        coupling)."""
+        nu, G = self.poisson, self.youngs / (2 * (1 + self.poisson))
+        eyy, ezz, eyz = Eg[..., 1, 1], Eg[..., 2, 2], Eg[..., 1, 2]
+        return 0.5 * self.youngs / (1 - nu**2) * (eyy**2 + ezz**2 + 2 * nu * eyy * ezz) + 2 * G * eyz**2
+
+    def _split_stress(self, Eg, Ebar):
+        """Second Piola-Kirchhoff stress of the split law (symmetric 3x3)."""
+        G, ks, kt = self._split_factors()
+        nu, Y = self.poisson, self.youngs
+        sxy, sxz = (2 * G * (ks * Ebar[0, k] + kt * (Eg[0, k] - Ebar[0, k])) for k in (1, 2))
+        syy = Y / (1 - nu**2) * (Eg[1, 1] + nu * Eg[2, 2])
+        szz = Y / (1 - nu**2) * (Eg[2, 2] + nu * Eg[1, 1])
+        syz = 2 * G * Eg[1, 2]
+        return jnp.stack([
+            jnp.stack([Y * Eg[0, 0], sxy, sxz]), jnp.stack([sxy, syy, syz]), jnp.stack([sxz, syz, szz])
+        ])
+
+    def _split_energy(self, E, rule):
+        Eg, w = self._strains(E, self.axial_order, rule)
+        # section means at each axial point (the shear fields are linear over the section)
+        Ebar = jnp.einsum("gp,gpij->gij", w, Eg) / jnp.sum(w, axis=1)[:, None, None]
+        beam = jnp.sum(w * self._beam_density(Eg, Ebar[:, None]))
+        if self.integration == "full":
+            return beam + jnp.sum(w * self._section_density(Eg))
+        # selective: the section terms with 2 points along the axis (thickness locking)
+        Eg2, w2 = self._strains(E, 2, rule)
+        return beam + jnp.sum(w2 * self._section_density(Eg2))
 
     def _element_energy(self, E):
         """Elastic energy of one element with coordinates `E` `(8, 3)` (J)."""
-        lam, mu = self.lame()
         rule = self._section_rule()
+        if self.formulation == "split":
+            return self._split_energy(E, rule)
+        lam, mu = self.lame()
         trace = lambda Eg: jnp.trace(Eg, axis1=-2, axis2=-1)
+        integrate = lambda order, density: jnp.sum(
+            (lambda Eg, w: w * density(Eg))(*self._strains(E, order, rule))
+        )
         if self.integration == "full":
-            return self._integrate(E, self.axial_order, rule, lambda Eg: 0.5 * lam * trace(Eg) ** 2 + mu * jnp.sum(Eg * Eg, axis=(-2, -1)))
+            return integrate(self.axial_order, lambda Eg: 0.5 * lam * trace(Eg) ** 2 + mu * jnp.sum(Eg * Eg, axis=(-2, -1)))
         # selective: the axial and transverse-shear terms in full; the section-deformation
         # terms (E_yy, E_zz, E_yz) and the volumetric term with 2 points along the axis.
         # Linear interpolation of r_y, r_z shortens them in a bent element (a strain
         # quadratic in x); the 2-point rule does not see that mode (thickness locking)
         axial = jnp.asarray(_AXIAL_MASK, E.dtype)
-        return self._integrate(
-            E, self.axial_order, rule, lambda Eg: mu * jnp.einsum("...ij,ij->...", Eg * Eg, axial)
-        ) + self._integrate(
-            E, 2, rule, lambda Eg: 0.5 * lam * trace(Eg) ** 2 + mu * jnp.einsum("...ij,ij->...", Eg * Eg, 1 - axial)
+        return integrate(
+            self.axial_order, lambda Eg: mu * jnp.einsum("...ij,ij->...", Eg * Eg, axial)
+        ) + integrate(
+            2, lambda Eg: 0.5 * lam * trace(Eg) ** 2 + mu * jnp.einsum("...ij,ij->...", Eg * Eg, 1 - axial)
         )
 
     def potential_energy(self, q: Float[Array, " nq"]) -> Scalar:
-        r"""Elastic energy $U = \int_V W(E)\,dV$ (J), seed eq. 11, with
-        $W = \tfrac{\lambda}{2}(\operatorname{tr} E)^2 + \mu \operatorname{tr}(E^2)$."""
+        r"""Elastic energy $U = \int_V W(E)\,dV$ (J), seed eq. 11, with $W$ of the
+        `formulation` (module docstring)."""
         return jnp.sum(jax.vmap(self._element_energy)(self._elements(q)))
 
     def green_lagrange(self, q: Float[Array, " nq"], point: Float[Array, " 3"]) -> Float[Array, "3 3"]:
@@ -464,11 +596,18 @@ class AncfBeam3D(AbstractBody):
 
     def stress(self, q: Float[Array, " nq"], point: Float[Array, " 3"]) -> Float[Array, "3 3"]:
         r"""Cauchy stress $\sigma = F S F^T/\det F$ (Pa, world frame) at `point`, with the
-        second Piola-Kirchhoff stress $S = \lambda \operatorname{tr}(E) I + 2\mu E$."""
+        second Piola-Kirchhoff stress $S = \partial W/\partial E$: for `"continuum"`
+        $S = \lambda \operatorname{tr}(E) I + 2\mu E$; for `"split"` the derivative of
+        the split law, its section means taken at the centroid $(s, 0, 0)$ (the shear
+        of the linear section field; no warping stresses)."""
         F = self.deformation_gradient(q, point)
-        Eg = 0.5 * (F.T @ F - jnp.eye(3, dtype=F.dtype))
-        lam, mu = self.lame()
-        S = lam * jnp.trace(Eg) * jnp.eye(3, dtype=F.dtype) + 2 * mu * Eg
+        Eg = self.green_lagrange(q, point)
+        if self.formulation == "split":
+            Ebar = self.green_lagrange(q, point.at[1:].set(0.0))
+            S = self._split_stress(Eg, Ebar)
+        else:
+            lam, mu = self.lame()
+            S = lam * jnp.trace(Eg) * jnp.eye(3, dtype=F.dtype) + 2 * mu * Eg
         return F @ S @ F.T / jnp.linalg.det(F)
 
     def von_mises(self, q: Float[Array, " nq"], point: Float[Array, " 3"]) -> Scalar:

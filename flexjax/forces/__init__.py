@@ -4,3 +4,4 @@ from .gravity import Gravity as Gravity
 from .spring_damper import SpringDamper as SpringDamper
 from .ancf import AncfNodeTorque as AncfNodeTorque, DistributedLoad as DistributedLoad
 from .clearance import ClearanceJoint as ClearanceJoint, effective_modulus as effective_modulus
+from .loads3d import AppliedMoment3D as AppliedMoment3D, DistributedLoad3D as DistributedLoad3D

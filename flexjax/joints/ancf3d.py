@@ -148,18 +148,22 @@ class AncfRevolute3D(AbstractJoint):
 
 
 class AncfClamp3D(AbstractJoint):
-    r"""Clamps node `node` of a beam to ground or to a body (9 rows):
-    $r_k - r_j(p_j) = 0$, $r_{k,y} - A_j R_0 e_y = 0$, $r_{k,z} - A_j R_0 e_z = 0$.
+    r"""Clamps node `node` of a beam to ground or to a body (9 rows, 12 with `full`):
+    $r_k - r_j(p_j) = 0$, $r_{k,y} - A_j R_0 e_y = 0$, $r_{k,z} - A_j R_0 e_z = 0$, and
+    with `full=True` also $r_{k,x} - A_j R_0 e_x = 0$.
 
     The whole end section is held, $r(0, y, z) = r_k + y\,r_{k,y} + z\,r_{k,z}$, as by a
-    rigid wall; the axial gradient $r_{k,x}$ stays free, so axial stretch and shear at
-    the wall follow from the continuum (fixing $r_{k,x}$ as well would add a spurious
-    axial constraint). `rotation` $R_0$ has the beam's section axes (x, y, z) as columns
+    rigid wall; by default the axial gradient $r_{k,x}$ stays free, so axial stretch and
+    shear at the wall follow from the continuum. `full=True` holds all 12 nodal
+    coordinates (every gradient at its reference value: no strain at the wall node, the
+    usual fixed support of a beam model); the axial strain is then forced to zero at the
+    wall, so an axial load sees an $O(l)$ local stiffening (measured −0.59 % of $PL/EA$
+    at 20 elements). `rotation` $R_0$ has the beam's section axes (x, y, z) as columns
     in the frame of `body_j` (the world on ground); default the identity. On a body with
     natural coordinates (`RigidBody3D`) the rows are linear in $q$.
 
     **Arguments:** `body_i`, `node`, `body_j` (`None`: ground), `point_j` (m),
-    `rotation` (3x3, a leaf).
+    `rotation` (3x3, a leaf), `full` (static bool, default `False`).
     """
 
     body_i: int = eqx.field(static=True)
@@ -168,19 +172,24 @@ class AncfClamp3D(AbstractJoint):
     node_j: None = eqx.field(static=True)
     point_j: Float[Array, " p"]
     rotation: Float[Array, "3 3"]
-    nconstraints: ClassVar[int] = 9
+    full: bool = eqx.field(static=True)
+    nconstraints: int = eqx.field(static=True)
     dim: ClassVar[int] = 3
 
-    def __init__(self, body_i, node, body_j=None, point_j=None, rotation=None):
+    def __init__(self, body_i, node, body_j=None, point_j=None, rotation=None, full=False):
         _init_other_side(self, "AncfClamp3D", body_i, node, body_j, point_j, None)
         self.rotation = _rotation("AncfClamp3D", rotation)
+        if not isinstance(full, bool):
+            raise ValueError(f"AncfClamp3D: `full` must be a bool, got {full!r}.")
+        self.full, self.nconstraints = full, 12 if full else 9
 
     def constraint(self, bi, qi, bj, qj, t):
         beam = _beam("AncfClamp3D", bi, "i")
         rj, Aj = _other_side("AncfClamp3D", self, bj, qj)
         Fi = beam.node_gradients(qi, self.node)
-        section = Aj @ self.rotation[:, 1:3]
-        return jnp.concatenate([beam.node_position(qi, self.node) - rj, (Fi[:, 1:3] - section).T.reshape(-1)])
+        first = 0 if self.full else 1  # the held gradient columns
+        held = Aj @ self.rotation[:, first:]
+        return jnp.concatenate([beam.node_position(qi, self.node) - rj, (Fi[:, first:] - held).T.reshape(-1)])
 
 
 class AncfRigidConnection3D(AbstractJoint):
