@@ -9,6 +9,7 @@ SI units). `run_experiment` adds the shared part: the output folder and `summary
 import dataclasses
 import json
 import math
+import os
 import pathlib
 import re
 from collections.abc import Callable
@@ -95,14 +96,22 @@ def run_experiment(name: str, out_root, *, quick: bool = False, progress: bool =
     - `quick`: shorter simulated time, for smoke tests.
     - `progress`: show progress bars while simulating.
 
+    A `summary.json` left by an earlier run is deleted before the run starts.
+
     **Returns:** `(out_dir, summary)`. **Raises:** `KeyError` for an unknown name.
     """
     if name not in EXPERIMENTS:
         raise KeyError(f"unknown experiment {name!r}; valid names: {', '.join(EXPERIMENTS)}")
     out_dir = pathlib.Path(out_root) / name
     out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "summary.json"
+    # a previous run's summary goes first: a run that fails or is interrupted leaves none,
+    # never an old one that looks current
+    path.unlink(missing_ok=True)
     summary = check_summary(EXPERIMENTS[name].run(out_dir, quick, progress))
-    with open(out_dir / "summary.json", "w") as f:
+    tmp = path.with_suffix(".json.tmp")
+    with open(tmp, "w") as f:
         json.dump(summary, f, indent=2, allow_nan=False)
         f.write("\n")
+    os.replace(tmp, path)  # atomic: never a half-written summary
     return out_dir, summary

@@ -12,7 +12,9 @@ Layout of `out_dir` (format `flexjax-batch-1`):
   ran in `similarity_order`; the chunks then hold the reordered samples), and
   informational fields (`fn`, `ndevices`).
 - `chunk_00000.npz`, ...: the outputs of one chunk (padding dropped), leaves in
-  `jax.tree_util` flatten order as `leaf_00000`, ...
+  `jax.tree_util` flatten order as `leaf_00000`, ...; the manifest's `checksums` maps
+  each chunk file name to the SHA-256 of its bytes, checked when the chunk is read back
+  (a swapped, truncated or corrupted chunk raises `ValueError` naming the file).
 
 A manifest that does not match the current call (other samples, another `N`, another
 effective chunk size, another order) raises `ValueError` unless `overwrite=True`,
@@ -209,20 +211,48 @@ def _prepare_dir(out_dir, manifest, overwrite):
     os.replace(tmp, path)
 
 
+def _file_digest(path) -> str:
+    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+
+
+def _record_checksum(out_dir, path):
+    """Store the SHA-256 of a written chunk in the manifest (atomic rewrite)."""
+    manifest_path = out_dir / _MANIFEST
+    manifest = json.loads(manifest_path.read_text())
+    manifest.setdefault("checksums", {})[path.name] = _file_digest(path)
+    tmp = manifest_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(manifest, indent=1))
+    os.replace(tmp, manifest_path)
+
+
 def _save_chunk(out_dir, c, leaves):
     path = _chunk_path(out_dir, c)
     tmp = path.with_name(path.stem + ".tmp.npz")
     np.savez(tmp, **{f"leaf_{i:05d}": x for i, x in enumerate(leaves)})
     os.replace(tmp, path)  # atomic: an interrupted write never leaves a truncated chunk
+    _record_checksum(out_dir, path)
 
 
 def _load_chunk(out_dir, c, expected):
-    """Leaves of a saved chunk, or None if absent; ValueError if it holds other outputs."""
+    """Leaves of a saved chunk, or None if absent; ValueError if its bytes do not match
+    the manifest's checksum, it cannot be read, or it holds other outputs."""
     path = _chunk_path(out_dir, c)
     if not path.exists():
         return None
-    with np.load(path) as data:
-        leaves = [data[f"leaf_{i:05d}"] for i in range(len(data.files))]
+    way_out = f"delete {path} to recompute that chunk (or pass overwrite=True to start the whole run afresh)"
+    checksums = json.loads((out_dir / _MANIFEST).read_text()).get("checksums")
+    if checksums is not None and path.name not in checksums:
+        return None  # written but not recorded (interrupted in between): computed again
+    if checksums is not None and _file_digest(path) != checksums[path.name]:
+        raise ValueError(
+            f"run_batch: {path} does not match the SHA-256 checksum recorded in {out_dir / _MANIFEST} "
+            f"(the file was swapped, modified or corrupted on disk): {way_out}."
+        )
+    try:
+        with np.load(path) as data:
+            leaves = [data[f"leaf_{i:05d}"] for i in range(len(data.files))]
+    except Exception as err:  # BadZipFile, a truncated array, a missing leaf
+        raise ValueError(f"run_batch: {path} cannot be read ({type(err).__name__}: {err}): {way_out}.") from err
     shapes = [(x.shape, x.dtype.str) for x in leaves]
     if shapes != expected:
         raise ValueError(
@@ -313,6 +343,7 @@ def run_batch(
             "order": "similarity" if order_by_similarity else "given",
             "fn": getattr(fn, "__qualname__", repr(fn)),
             "ndevices": ndev,
+            "checksums": {},
         }
         _prepare_dir(out_dir, manifest, overwrite)
 

@@ -13,7 +13,7 @@ import jax.scipy.linalg
 import numpy as np
 from jaxtyping import Array, Float
 
-from ._checks import is_concrete
+from ._checks import check_finite_leaves, check_points, is_concrete, warn_if_moved
 from ._custom_types import Scalar
 from .bodies.base import AbstractBody
 from .forces.base import AbstractForce, AbstractStatefulForce
@@ -95,6 +95,8 @@ class System(eqx.Module):
             force_bodies.append(idx)
         self.force_bodies = tuple(force_bodies)
         self.offsets = tuple(int(x) for x in np.cumsum([0] + [b.ncoords for b in self.bodies]))
+        check_points(self)  # attachment points: finite, with their body's point length
+        check_finite_leaves(self)  # a NaN parameter fails here, not later as a Newton failure
 
     # -- layout ---------------------------------------------------------------
     @property
@@ -282,6 +284,9 @@ class System(eqx.Module):
         $q \leftarrow q - \Phi_q^+ \Phi$ (pseudo-inverse, so redundant constraints are
         fine). Velocities: $v = v_0 - \Phi_q^+ (\Phi_q v_0 + \Phi_t)$.
 
+        A `ConsistencyWarning` says by how much when `q0` or `v0` moves by more than
+        `MOVE_TOL` relative to $\max(1, |q_0|_\infty)$ (resp. $|v_0|_\infty$).
+
         **Returns:** `(q, v)`. **Raises:** `InconsistentInitialConditions` (a
         `ValueError`) naming the residuals when the projection fails (for example an
         assembly that cannot close), and `ValueError` for wrong shapes or non-finite input.
@@ -301,6 +306,7 @@ class System(eqx.Module):
         if is_concrete(res_q):
             if not (float(res_q) <= tol and float(res_v) <= tol):
                 raise InconsistentInitialConditions(msg.format(float(res_q), float(res_v), tol))
+            warn_if_moved("System.consistent_state", q0, v0, q, v, stacklevel=4)  # a repair is never silent
             return q, v
         q = eqx.error_if(q, ~((res_q <= tol) & (res_v <= tol)), "inconsistent initial conditions")
         return q, v

@@ -14,7 +14,7 @@ ODE_FAILED = 2
 RESULT_MESSAGES = {
     SUCCESS: "successful",
     NEWTON_FAILED: "Newton iteration of the implicit step did not converge",
-    ODE_FAILED: "the ODE solver failed (step-size underflow or max_steps reached)",
+    ODE_FAILED: "the ODE solver failed (diverged state, step-size underflow or max_steps reached)",
 }
 
 
@@ -93,18 +93,16 @@ class Trajectory(eqx.Module):
 
         return plot_diagnostics(self, path, title=title)
 
-    def animate(self, system, path, fps: int = 30, **kwargs):
-        """Write a GIF or MP4 (by the suffix of `path`) of every body of `system` moving
-        along this trajectory, with a time stamp; see `flexjax.animation.animate` for
-        the keyword arguments. Returns the path."""
-        from .animation import animate
 
-        return animate(self, system, path, fps, **kwargs)
+def check_result(traj: Trajectory, system=None) -> Trajectory:
+    r"""Raise `SolverError` for a failed concrete trajectory; inside `jit`/`vmap` use
+    `eqx.error_if` with a fixed message (the numbers stay in the trajectory fields).
 
-
-def check_result(traj: Trajectory) -> Trajectory:
-    """Raise `SolverError` for a failed concrete trajectory; inside `jit`/`vmap` use
-    `eqx.error_if` with a fixed message (the numbers stay in the trajectory fields)."""
+    The message names the failure time, the residual and the likely causes read from
+    the saved states (`flexjax._diagnose.failure_causes`: NaN in the state, a diverging
+    constraint drift, huge multipliers, float32, and with `system` the rank of
+    $\Phi_q$ at the last finite state); the step-size advice is given only when none
+    of them is found."""
     if isinstance(traj.result, jax.core.Tracer):
         q = eqx.error_if(
             traj.q,
@@ -115,16 +113,31 @@ def check_result(traj: Trajectory) -> Trajectory:
         return eqx.tree_at(lambda tr: tr.q, traj, q)
     result = np.asarray(traj.result)
     if np.any(result != SUCCESS):
+        from ._diagnose import failure_causes
+
         code = int(np.max(result))
+        k = np.argmax(np.ravel(result) != SUCCESS)
+        time = float(np.ravel(traj.failed_time)[k])
+        causes = failure_causes(traj, system, up_to=time)
         if code == NEWTON_FAILED:
-            k = np.argmax(np.ravel(result) != SUCCESS)
             step = int(np.ravel(traj.failed_step)[k])
-            time = float(np.ravel(traj.failed_time)[k])
             res = float(np.ravel(traj.failed_residual)[k])
+            advice = "reduce the step size, loosen rtol/atol or check the model (stiffness, consistent initial conditions)"
             raise SolverError(
                 f"{RESULT_MESSAGES[code]} at step {step} (t = {time:.6g} s): scaled residual "
-                f"{res:.3e} (must be <= 1); reduce the step size, loosen rtol/atol or "
-                "check the model (stiffness, consistent initial conditions)."
+                f"{res:.3e} (must be <= 1). " + _cause_text(causes, advice)
             )
-        raise SolverError(RESULT_MESSAGES[code])
+        res = np.asarray(traj.constraint_residual).reshape(-1)
+        res = res[np.isfinite(res)]
+        drift = f"; last finite max |Phi| = {res[-1]:.3e}" if res.size else ""
+        advice = "reduce dt0, raise max_steps, loosen rtol/atol or check the model"
+        raise SolverError(
+            f"{RESULT_MESSAGES[code]} at t = {time:.6g} s{drift}. " + _cause_text(causes, advice)
+        )
     return traj
+
+
+def _cause_text(causes, advice: str) -> str:
+    if not causes:
+        return f"No specific cause found in the saved states; {advice}."
+    return "Likely cause: " + "; ".join(causes) + "."

@@ -2,6 +2,7 @@
 internal constraints and the positions of its material points."""
 
 import abc
+from typing import ClassVar
 
 import equinox as eqx
 import jax.numpy as jnp
@@ -19,11 +20,15 @@ class AbstractBody(eqx.Module):
     - `dim`: 2 for planar bodies, 3 for spatial ones (static).
     - `nconstraints`: number of internal constraints $\Phi_b(q_b) = 0$ (rigidity
       conditions of natural coordinates; 0 for most bodies).
+    - `point_size`: length of a body-frame point (the `point` of `position`), checked
+      against joint and force attachment points when a `System` is assembled; `None`
+      where any length is accepted.
     """
 
     ncoords: eqx.AbstractClassVar[int]
     dim: eqx.AbstractClassVar[int]
     nconstraints: eqx.AbstractClassVar[int]
+    point_size: ClassVar[int | None] = None
 
     @abc.abstractmethod
     def mass_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n n"]:

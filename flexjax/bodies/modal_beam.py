@@ -144,6 +144,7 @@ class ModalHubBeam(AbstractBody):
     kinetic: str = eqx.field(static=True)
     ncoords: int = eqx.field(static=True)
     dim: ClassVar[int] = 2
+    point_size: ClassVar[int] = 1
     nconstraints: ClassVar[int] = 0
 
     def __init__(

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from .._checks import check_positive, check_shape
+from .._checks import check_finite, check_inertia_tensor, check_positive, check_shape
 from .._custom_types import Scalar
 from .base import AbstractBody
 
@@ -140,6 +140,7 @@ class RigidBar2D(AbstractNaturalBody):
     ncoords: ClassVar[int] = 4
     dim: ClassVar[int] = 2
     nconstraints: ClassVar[int] = 1
+    point_size: ClassVar[int] = 2
     npoint: ClassVar[int] = 2
 
     def __init__(self, mass, length, com=None, inertia=None):
@@ -155,6 +156,7 @@ class RigidBar2D(AbstractNaturalBody):
             "RigidBar2D", mass, length, com, inertia, lambda L: jnp.stack([0.5 * L, jnp.zeros_like(L)])
         )
         check_shape("RigidBar2D", "com", self.com, (2,))
+        check_finite("RigidBar2D", "com", self.com)
 
     def _second_moment(self):
         # planar bodies: only the polar moment enters M, so split it evenly
@@ -188,6 +190,7 @@ class RigidBar3D(AbstractNaturalBody):
     ncoords: ClassVar[int] = 6
     dim: ClassVar[int] = 3
     nconstraints: ClassVar[int] = 1
+    point_size: ClassVar[int] = 1
     npoint: ClassVar[int] = 1
 
     def __init__(self, mass, length, com=None, inertia=None):
@@ -198,6 +201,7 @@ class RigidBar3D(AbstractNaturalBody):
             "RigidBar3D", mass, length, com, inertia, lambda L: 0.5 * L
         )
         self.com = jnp.reshape(com, (1,))
+        check_finite("RigidBar3D", "com", self.com)
 
     def _second_moment(self):
         return jnp.reshape(self.inertia, (1, 1))
@@ -228,6 +232,7 @@ class RigidBody3D(AbstractNaturalBody):
     ncoords: ClassVar[int] = 12
     dim: ClassVar[int] = 3
     nconstraints: ClassVar[int] = 6
+    point_size: ClassVar[int] = 3
     npoint: ClassVar[int] = 3
 
     def __init__(self, mass, inertia, com=(0.0, 0.0, 0.0)):
@@ -242,7 +247,8 @@ class RigidBody3D(AbstractNaturalBody):
         check_shape("RigidBody3D", "inertia", self.inertia, (3, 3))
         check_shape("RigidBody3D", "com", self.com, (3,))
         check_positive("RigidBody3D", "mass", self.mass)
-        check_positive("RigidBody3D", "principal inertia", jnp.linalg.eigvalsh(self.inertia))
+        check_finite("RigidBody3D", "com", self.com)
+        check_inertia_tensor("RigidBody3D", "inertia", self.inertia)
 
     def _second_moment(self):
         return _second_moment_from_inertia(self.inertia)
@@ -274,6 +280,7 @@ class TriangularPlate(AbstractNaturalBody):
     ncoords: ClassVar[int] = 9
     dim: ClassVar[int] = 3
     nconstraints: ClassVar[int] = 3
+    point_size: ClassVar[int] = 2
     npoint: ClassVar[int] = 2
 
     def __init__(self, mass, vertices, com=None, inertia=None):
@@ -288,12 +295,14 @@ class TriangularPlate(AbstractNaturalBody):
         centroid = jnp.mean(self.vertices, axis=0)
         self.com = jnp.asarray(centroid if com is None else com, float)
         check_shape("TriangularPlate", "com", self.com, (2,))
+        check_finite("TriangularPlate", "com", self.com)
         if inertia is None:
             d = self.vertices - centroid[None]  # uniform lamina: J = m/12 sum d_i d_i^T
             j2 = self.mass / 12.0 * d.T @ d
             inertia = jnp.trace(j2) * jnp.eye(3) - jnp.zeros((3, 3)).at[:2, :2].set(j2)
         self.inertia = jnp.asarray(inertia, float)
         check_shape("TriangularPlate", "inertia", self.inertia, (3, 3))
+        check_finite("TriangularPlate", "inertia", self.inertia)
         e = self.vertices[1:] - self.vertices[0][None]
         check_positive("TriangularPlate", "vertex triangle area", jnp.abs(jnp.linalg.det(e)))
 
@@ -339,6 +348,7 @@ class RigidBody2D(AbstractBody):
     ncoords: ClassVar[int] = 3
     dim: ClassVar[int] = 2
     nconstraints: ClassVar[int] = 0
+    point_size: ClassVar[int] = 2
 
     def __init__(self, mass, inertia):
         """**Arguments:** `mass` (kg, > 0), `inertia` about the centre of mass (kg m², > 0)."""

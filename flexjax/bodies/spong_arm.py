@@ -38,6 +38,7 @@ class SpongArm(AbstractBody):
     beam: ModalHubBeam
     ncoords: int = eqx.field(static=True)
     dim: ClassVar[int] = 2
+    point_size: ClassVar[int] = 1
     nconstraints: ClassVar[int] = 0
 
     def __init__(self, rotor_inertia, k, beam: ModalHubBeam, c=0.0):

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
-from .._checks import check_initial_state
+from .._checks import check_initial_state, check_x64, is_concrete
 from ..solvers.ode import Baumgarte
 from ..trajectory import SolverError
 from .geometry import PointSurfaceContact
@@ -265,6 +265,14 @@ def simulate_contact(
     penetration included), `SolverError` when the integrator fails or the switching
     stalls (many switches without time advancing).
     """
+    if not all(is_concrete(x) for x in jax.tree_util.tree_leaves((system, contact, q0, v0, t0, t1, stabilization))):
+        # the phase sequence is decided in Python on concrete numbers: nothing to trace
+        raise NotImplementedError(
+            "simulate_contact is not differentiable and cannot run under jit/vmap/grad (its phase "
+            "sequence is decided in Python); for derivatives of the impact time and state use "
+            "flexjax.contact.first_contact, a pure differentiable function."
+        )
+    check_x64("simulate_contact")
     contact.check(system)
     if system.velocity_constraints:
         raise NotImplementedError("simulate_contact: nonholonomic constraints are not supported.")
@@ -390,6 +398,8 @@ def first_contact(
     dt0: float | None = None,
     max_steps: int = 100_000,
     adjoint: diffrax.AbstractAdjoint | None = None,
+    throw: bool = True,
+    start_tol: float = 1e-9,
 ):
     r"""Time and state at which a separated contact first closes ($g_N = 0$), differentiable.
 
@@ -400,8 +410,23 @@ def first_contact(
     recursive checkpointing, for reverse mode; `diffrax.ForwardMode()` for `jax.jvp`,
     cheaper to compile for one or a few parameters).
 
+    `t_c = inf` means only that the contact does not close before `t1`. Two other
+    outcomes are flagged: the point starts inside the surface ($g_N < -$`start_tol`, m)
+    or the integration gives up (`max_steps` reached, step-size failure) before `t1`.
+    With `throw` (default) they raise: `ValueError` or `SolverError` on concrete
+    inputs, an `eqx.error_if` error under `jit`/`vmap`; with `throw=False`, `t_c` is
+    NaN for them.
+
     **Returns:** `(t_c, q_c, v_c)`; `t_c = inf` if the contact does not close before `t1`.
     """
+    check_x64("first_contact")
+    gap0 = contact.normal_gap(system, jnp.asarray(q0, float))
+    if throw and is_concrete(gap0) and float(gap0) < -start_tol:
+        raise ValueError(
+            f"first_contact: the contact point starts {-float(gap0):.3e} m inside the surface "
+            f"(g_N = {float(gap0):.3e} m < -start_tol); the first contact is undefined. Start from a "
+            "separated state (g_N >= 0)."
+        )
     stab = Baumgarte(20.0, 20.0) if stabilization is None else stabilization
     solver = diffrax.Tsit5() if solver is None else solver
     sol = diffrax.diffeqsolve(
@@ -412,5 +437,21 @@ def first_contact(
         adjoint=diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint,
     )
     hit = sol.result == diffrax.RESULTS.event_occurred
-    return jnp.where(hit, sol.ts[0], jnp.inf), sol.ys[0][0], sol.ys[1][0]
+    inside = gap0 < -start_tol
+    gave_up = ~hit & (sol.result != diffrax.RESULTS.successful)
+    t_c = jnp.where(hit & ~inside, sol.ts[0], jnp.where(inside | gave_up, jnp.nan, jnp.inf))
+    if throw and is_concrete(gave_up):
+        if bool(jnp.any(gave_up)):
+            raise SolverError(
+                f"first_contact: the integration gave up before t1 = {float(jnp.max(jnp.asarray(t1)))} s "
+                f"(max_steps = {max_steps} reached or the step size failed) without a contact; the contact "
+                "time is unknown, not infinite. Raise max_steps or loosen rtol/atol."
+            )
+    elif throw:
+        t_c = eqx.error_if(t_c, inside, "first_contact: the contact point starts inside the surface (g_N < 0)")
+        t_c = eqx.error_if(
+            t_c, gave_up, "first_contact: the integration gave up (max_steps reached) before t1; the contact "
+            "time is unknown, not infinite; raise max_steps",
+        )
+    return t_c, sol.ys[0][0], sol.ys[1][0]
 

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from .._checks import check_shape, safe_norm
+from .._checks import check_attachment_point, check_finite, check_shape, safe_norm
 from .base import AbstractForce
 
 
@@ -33,12 +33,14 @@ class SpringDamper(AbstractForce):
 
     def __init__(self, body_i, point_i, body_j, point_j, stiffness, damping=0.0, rest_length=0.0):
         self.body_i, self.body_j = body_i, body_j
-        self.point_i, self.point_j = jnp.asarray(point_i, float), jnp.asarray(point_j, float)
+        self.point_i = check_attachment_point("SpringDamper", "point_i", point_i)
+        self.point_j = check_attachment_point("SpringDamper", "point_j", point_j)
         self.stiffness = jnp.asarray(stiffness, float)
         self.damping = jnp.asarray(damping, float)
         self.rest_length = jnp.asarray(rest_length, float)
         for name in ("stiffness", "damping", "rest_length"):
             check_shape("SpringDamper", name, getattr(self, name), ())
+            check_finite("SpringDamper", name, getattr(self, name))
         self.bodies = (body_i,) if body_j is None else (body_i, body_j)
 
     def _length(self, bodies, qs):

@@ -4,6 +4,7 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from .._checks import check_attachment_point, check_finite
 from .base import AbstractJoint
 from .revolute import _attachment, _check_bodies, body_axes
 
@@ -42,7 +43,10 @@ class FixedJoint(AbstractJoint):
         if dim not in (2, 3):
             raise ValueError(f"FixedJoint: `dim` must be 2 or 3, got {dim}.")
         self.body_i, self.body_j, self.dim = body_i, body_j, dim
-        self.point_i, self.point_j = jnp.asarray(point_i, float), jnp.asarray(point_j, float)
+        self.point_i = check_attachment_point("FixedJoint", "point_i", point_i)
+        self.point_j = check_attachment_point("FixedJoint", "point_j", point_j)
+        if body_j is None and self.point_j.shape != (dim,):
+            raise ValueError(f"FixedJoint: the ground point `point_j` must have shape ({dim},), got {self.point_j.shape}.")
         default = 0.0 if dim == 2 else jnp.eye(3)
         self.relative_orientation = jnp.asarray(
             default if relative_orientation is None else relative_orientation, float
@@ -53,6 +57,7 @@ class FixedJoint(AbstractJoint):
                 f"FixedJoint: `relative_orientation` must have shape {want} for dim={dim}, "
                 f"got {self.relative_orientation.shape}."
             )
+        check_finite("FixedJoint", "relative_orientation", self.relative_orientation)
         self.nconstraints = 3 if dim == 2 else 6
 
     def constraint(self, bi, qi, bj, qj, t):

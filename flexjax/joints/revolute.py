@@ -6,7 +6,7 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from .._checks import check_shape
+from .._checks import check_attachment_point, check_shape
 from .base import AbstractJoint
 
 
@@ -19,8 +19,8 @@ def _init_point_joint(joint, owner, body_i, point_i, body_j, point_j, dim):
     """Shared construction of point-coincidence joints (fields and checks)."""
     _check_bodies(owner, body_i, body_j)
     joint.body_i, joint.body_j = body_i, body_j
-    joint.point_i = jnp.asarray(point_i, float)
-    joint.point_j = jnp.asarray(point_j, float)
+    joint.point_i = check_attachment_point(owner, "point_i", point_i)
+    joint.point_j = check_attachment_point(owner, "point_j", point_j)
     if body_j is None:
         check_shape(owner, "point_j (ground point)", joint.point_j, (dim,))
 
@@ -106,7 +106,8 @@ class RevoluteJoint3D(AbstractJoint):
         (world axis for ground)."""
         _check_bodies("RevoluteJoint3D", body_i, body_j)
         self.body_i, self.body_j = body_i, body_j
-        self.point_i, self.point_j = jnp.asarray(point_i, float), jnp.asarray(point_j, float)
+        self.point_i = check_attachment_point("RevoluteJoint3D", "point_i", point_i)
+        self.point_j = check_attachment_point("RevoluteJoint3D", "point_j", point_j)
         self.axis_i = jnp.asarray(axis_i, float) / jnp.linalg.norm(jnp.asarray(axis_i, float))
         self.axis_j = jnp.asarray(axis_j, float) / jnp.linalg.norm(jnp.asarray(axis_j, float))
         for n in ("point_i", "point_j", "axis_i", "axis_j"):

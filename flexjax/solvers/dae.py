@@ -13,7 +13,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import check_initial_state, is_concrete
+from .._checks import check_initial_state, check_simulate_arguments, is_concrete
+from .._diagnose import check_dae_start
 from ..system import System, velocity_residuals
 from ..trajectory import NEWTON_FAILED, SUCCESS, Trajectory, check_result
 from .base import AbstractDAESolver
@@ -152,8 +153,10 @@ def simulate(
             "simulate: the index-3 solver handles position constraints only; integrate systems with "
             "nonholonomic (velocity) constraints with simulate_ode (Udwadia-Kalaba or Baumgarte form)."
         )
+    check_simulate_arguments(system, t0, t1, dt, save_every)  # plain-words refusals before compiling
     n = _step_count(t0, t1, dt, save_every)
     q0, v0 = check_initial_state("simulate", system.nq, q0, v0)
+    check_dae_start(system, solver, q0, v0, t0, consistent)  # redundant constraints, repaired or bad start
     if consistent:
         q0, v0 = system.consistent_state(q0, v0, t0)
     t0a, h = jnp.asarray(t0, float), jnp.asarray(dt, float)

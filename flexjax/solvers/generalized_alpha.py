@@ -30,6 +30,7 @@ tangent solves start from the matrix kept at the step's end and refine on the me
 error.
 """
 
+import math
 from typing import ClassVar
 
 import equinox as eqx
@@ -214,8 +215,11 @@ class GeneralizedAlpha(AbstractDAESolver):
             raise ValueError(f"GeneralizedAlpha: `rho_inf` must be a scalar, got shape {jnp.shape(self.rho_inf)}.")
         if is_concrete(self.rho_inf) and not (0.0 <= float(self.rho_inf) <= 1.0):
             raise ValueError(f"GeneralizedAlpha: `rho_inf` must lie in [0, 1], got {float(self.rho_inf)}.")
-        if self.max_iter < 1 or self.rtol <= 0 or self.atol <= 0:
-            raise ValueError("GeneralizedAlpha: need max_iter >= 1 and positive rtol, atol.")
+        if not (self.max_iter >= 1 and 0 < self.rtol < math.inf and 0 < self.atol < math.inf):
+            raise ValueError(
+                "GeneralizedAlpha: need max_iter >= 1 and positive, finite rtol and atol, got "
+                f"max_iter={self.max_iter}, rtol={self.rtol}, atol={self.atol}."
+            )
         if self.newton not in ("full", "modified"):
             raise ValueError(f"GeneralizedAlpha: `newton` must be 'full' or 'modified', got {self.newton!r}.")
         if not 0.0 < self.contraction_max < 1.0 or self.reuse_iterations < 1:

@@ -8,7 +8,8 @@ import jax
 import jax.numpy as jnp
 import optimistix as optx
 
-from .._checks import check_initial_state
+from .._checks import check_initial_state, check_ode_arguments, check_output_size
+from .._diagnose import check_start
 from ..system import System
 from ..trajectory import ODE_FAILED, SUCCESS, Trajectory, check_result
 from .dae import _diagnostics
@@ -47,6 +48,14 @@ def _solve(system, form, solver, q0, v0, t0, t1, ts, dt0, controller, max_steps,
     )
     (q, v), t_saved, t_end = sol.ys[0], sol.ts[0], sol.ts[1][0]  # t_end: final or event time
     ok = (sol.result == diffrax.RESULTS.successful) | (sol.result == diffrax.RESULTS.event_occurred)
+    # a fixed-step run never rejects a step: a diverged (NaN) state still ends "successfully"
+    # in diffrax, so a non-finite saved state or final state is a failure here
+    saved = jnp.isfinite(t_saved)
+    bad_row = saved & ~(jnp.isfinite(q).all(axis=1) & jnp.isfinite(v).all(axis=1))
+    end_bad = ~(jnp.isfinite(sol.ys[1][0][0]).all() & jnp.isfinite(sol.ys[1][1][0]).all())
+    diverged = bad_row.any() | end_bad
+    t_fail = jnp.where(ok & bad_row.any(), t_saved[jnp.argmax(bad_row)], t_end)
+    ok = ok & ~diverged
     # rows after an event are inf (diffrax); diagnostics are computed on finite rows only
     finite = jnp.isfinite(t_saved)
     qs = jnp.where(finite[:, None], q, q0[None])
@@ -59,7 +68,7 @@ def _solve(system, form, solver, q0, v0, t0, t1, ts, dt0, controller, max_steps,
         t=t_saved, q=q, v=v, a=mask(qdd), lam=mask(lam), energy=mask(energy),
         constraint_residual=mask(res_q), velocity_residual=mask(res_v),
         result=jnp.where(ok, SUCCESS, ODE_FAILED), failed_step=jnp.array(-1),
-        failed_time=jnp.where(ok, jnp.nan, t_end), failed_residual=jnp.array(0.0),
+        failed_time=jnp.where(ok, jnp.nan, t_fail), failed_residual=jnp.array(0.0),
         newton_iterations=jnp.zeros(t_saved.shape, int),
         event_time=jnp.where(sol.result == diffrax.RESULTS.event_occurred, t_end, jnp.inf),
         force_state=jnp.zeros((t_saved.shape[0], 0)),
@@ -112,14 +121,16 @@ def simulate_ode(
             "state advanced once per step; integrate this system with the fixed-step `simulate`."
         )
     q0, v0 = check_initial_state("simulate_ode", system.nq, q0, v0)
-    if not float(t1) > float(t0):
-        raise ValueError(f"simulate_ode: need t1 > t0, got t0={t0}, t1={t1}.")
+    if rtol is None and dt0 is None:
+        raise ValueError("simulate_ode: fixed-step integration (rtol=None) needs dt0.")
+    ts = check_ode_arguments("simulate_ode", system, t0, t1, ts, dt0, rtol, atol, max_steps)
+    # the augmented matrix of the Baumgarte form is singular with redundant constraints
+    check_start("simulate_ode", system, q0, v0, t0, consistent=consistent, need_full_rank=isinstance(form, Baumgarte),
+                remedy="Use form=UdwadiaKalaba(...), which handles redundant constraints.", warn_move=False)
     if consistent:
-        q0, v0 = system.consistent_state(q0, v0, t0)
-    ts = jnp.linspace(t0, t1, 201) if ts is None else jnp.asarray(ts, float)
+        q0, v0 = system.consistent_state(q0, v0, t0)  # warns when it moves the state
+    ts = jnp.linspace(t0, t1, 201) if ts is None else ts
     if rtol is None:
-        if dt0 is None:
-            raise ValueError("simulate_ode: fixed-step integration (rtol=None) needs dt0.")
         controller = diffrax.ConstantStepSize()
     else:
         controller = diffrax.PIDController(rtol=rtol, atol=atol)
@@ -128,10 +139,11 @@ def simulate_ode(
         # reverse pass of long fixed-step runs came out up to 1.6e-4 off the finite
         # differences (flfj_tune, 1838 Tsit5 steps, diffrax 0.7.2); storing every step is exact
         nsteps = math.ceil(float(t1 - t0) / float(dt0) - 1e-9)
+        check_output_size("simulate_ode", nsteps, 2 * system.nq, "pass an adjoint with fewer checkpoints")
         adjoint = diffrax.RecursiveCheckpointAdjoint(checkpoints=max(nsteps, 1) + 1)
     adjoint = diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint
     traj = _solve(
         system, form, solver, q0, v0, jnp.asarray(t0, float), jnp.asarray(t1, float), ts, dt0,
         controller, max_steps, event, adjoint,
     )
-    return check_result(traj) if throw else traj
+    return check_result(traj, system) if throw else traj

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
-from .._checks import is_concrete
+from .._checks import check_x64, is_concrete
 from ..system import System
 from ..trajectory import NEWTON_FAILED, SUCCESS, SolverError
 
@@ -142,7 +142,8 @@ def solve_static(
         raise ValueError(f"solve_static: `load_steps` must be an int >= 1, got {load_steps!r}.")
     if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
         raise ValueError(f"solve_static: `max_iter` must be an int >= 1, got {max_iter!r}.")
-    if not (rtol > 0 and atol > 0):
+    check_x64("solve_static")
+    if not (0 < rtol < np.inf and 0 < atol < np.inf):
         raise ValueError(f"solve_static: `rtol` and `atol` must be positive, got {rtol}, {atol}.")
     q0 = jnp.asarray(q0, float)
     if q0.shape != (system.nq,):
@@ -167,12 +168,17 @@ def solve_static(
         )
         return eqx.tree_at(lambda s: s.q, sol, q)
     if int(sol.result) != SUCCESS:
+        from .._diagnose import static_failure_causes
+
         k = int(np.argmax(np.asarray(failed)))
+        causes = static_failure_causes(system, q0, sol.q, t)
         raise SolverError(
             f"solve_static: Newton did not converge at load step {k + 1} of {load_steps} "
             f"(load factor {float(factors[k]):.4g}) after {int(sol.iterations[k])} iterations: "
             f"scaled increment {float(err[k]):.3e} (must be <= 1), max |residual| "
-            f"{float(res[k]):.3e}; use more load steps, a better q0, or check that the "
-            "structure is statically determinate (no free rigid-body motion)."
+            f"{float(res[k]):.3e}; "
+            + ("likely cause: " + "; ".join(causes) + "." if causes else
+               "use more load steps, a better q0, or check that the structure is statically "
+               "determinate (no free rigid-body motion).")
         )
     return sol
