@@ -1,18 +1,21 @@
 r"""3-RRPaR parallel robot with flexible parallelogram rods (seed 001 §3, Figs. 8-11).
 
-The model is `flexjax.models.parallel_robot` (Delta-type geometry, titanium rods of
-8 mm diameter and 0.5 m, 2 ANCF elements per rod; see `docs/parallel_robot.md`). The
+The model is `flexjax.models.parallel_robot` (Delta-type geometry, Ti-6Al-4V rods of
+8 mm diameter and 0.5 m, ν = 0.34, 2 ANCF elements per rod; see `docs/parallel_robot.md`). The
 platform centre follows a horizontal circle of radius 0.1 m at z = -0.4 m, one
 cycloidal revolution in 1 s, driven through the inverse kinematics of the three arm
 angles (rheonomic constraints, seed eq. 26). Generalized-α, h = 0.002 s, ρ∞ = 0.7
 (seed §3.2), modified Newton (`pr.solver`); the rigid mechanism (rigid rods, rank-deficient $\Phi_q$) is solved with
-least-squares Newton steps. Rod moduli E = 116, 10, 1 GPa; each flexible run starts
-from its static equilibrium under gravity.
+least-squares Newton steps. Rod moduli E = 116, 10, 1 GPa at ν = 0.34, and E = 116 GPa
+at ν = 0 for comparison (suffix `_nu0`); each flexible run starts from its static
+equilibrium under gravity.
 
 Errors are flexible minus rigid at the same instants (position, velocity,
 acceleration of the platform centre); `*_error_max_*` is the largest norm over the
-run. `von_mises_max_chain*` is the largest von Mises stress of the two rods of each
-chain at E = 116 GPa (element mid-points, 8 points on the section perimeter).
+run; suffixes `_e116`, `_e10`, `_e1` are ν = 0.34 (`rod_poisson`), `_e116_nu0` is
+E = 116 GPa with ν = 0. `von_mises_max_chain*` is the largest von Mises stress of the
+two rods of each chain at E = 116 GPa, ν = 0.34 (`_nu0`: ν = 0; element mid-points,
+8 points on the section perimeter).
 `--quick` runs 0.1 s instead of 1 s.
 """
 
@@ -32,6 +35,8 @@ NAME = "parallel_robot"
 DESCRIPTION = "3-RRPaR robot, flexible ANCF rods E = 116/10/1 GPa vs rigid: platform errors, rod stress (seed 001 Figs. 8-11)"
 
 MODULI = {"e116": 116e9, "e10": 10e9, "e1": 1e9}
+# (E, nu) per flexible run: the rods' real material, and nu = 0 at E = 116 GPa
+CASES = {name: (E, pr.MATERIALS["rod_poisson"]) for name, E in MODULI.items()} | {"e116_nu0": (116e9, 0.0)}
 H = 0.002
 
 
@@ -53,8 +58,8 @@ def run_cases(t1, h=H, progress=False):
     template = pr.parallel_robot()
     info["n_coordinates"], info["n_constraints"] = template.nq, template.nconstraints
     info["n_coordinates_rigid"], info["n_constraints_rigid"] = rigid.nq, rigid.nconstraints
-    for name, E in MODULI.items():
-        system = pr.parallel_robot(E)
+    for name, (E, nu) in CASES.items():
+        system = pr.parallel_robot(E, poisson=nu)
         start = time.perf_counter()
         q0, v0 = jax.block_until_ready(pr.initial_state(system))
         info[f"static_{name}"] = time.perf_counter() - start
@@ -116,12 +121,12 @@ def _stress_figure(runs, path):
 
 
 def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> dict[str, float]:
-    """Run the rigid mechanism and E = 116, 10, 1 GPa; write `fig8_displacement.png`,
+    """Run the rigid mechanism, E = 116, 10, 1 GPa (ν = 0.34) and E = 116 GPa (ν = 0); write `fig8_displacement.png`,
     `fig9_velocity.png`, `fig10_acceleration.png`, `fig11_von_mises.png`, `runs.npz`.
 
     **Returns:** the keys listed in the module docstring plus `circle_error_rigid` (m,
     the rigid platform against the prescribed circle), `rigid_constraint_residual`,
-    `newton_iterations_mean_*`, `t_end`, `h` (s), `static_solve_s` (the E = 10 GPa
+    `newton_iterations_mean_*`, `rod_poisson`, `t_end`, `h` (s), `static_solve_s` (the E = 10 GPa
     static equilibrium, s) and `steps_per_second`: steps over the wall time of the
     E = 10 GPa `simulate` call, compiled by the E = 116 GPa run before it (it includes
     the initial projection, the diagnostics and the progress-bar chunking; the bare
@@ -142,17 +147,19 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     circle = np.asarray(jax.vmap(pr.CirclePath())(runs["rigid"][0]))
     summary = {"n_coordinates": info["n_coordinates"], "n_constraints": info["n_constraints"]}
     for key, index in (("position", 1), ("velocity", 2), ("acceleration", 3)):
-        for name in MODULI:
+        for name in CASES:
             err = runs[name][index] - runs["rigid"][index]
             summary[f"{key}_error_max_{name}"] = float(np.max(np.linalg.norm(err, axis=1)))
     for k in range(3):
         summary[f"von_mises_max_chain{k + 1}"] = float(np.max(runs["e116"][4][:, k]))
+        summary[f"von_mises_max_chain{k + 1}_nu0"] = float(np.max(runs["e116_nu0"][4][:, k]))
+    summary["rod_poisson"] = pr.MATERIALS["rod_poisson"]
     nsteps = round(t1 / H)
     summary["steps_per_second"] = nsteps / info["wall_e10"]  # compiled by the E = 116 GPa run
     summary["static_solve_s"] = info["static_e10"]
     summary["circle_error_rigid"] = float(np.max(np.linalg.norm(runs["rigid"][1] - circle, axis=1)))
     summary["rigid_constraint_residual"] = info["rigid_residual"]
-    for name in MODULI:
+    for name in CASES:
         summary[f"newton_iterations_mean_{name}"] = info[f"iterations_{name}"]
     summary.update(t_end=t1, h=H, n_coordinates_rigid=info["n_coordinates_rigid"],
                    n_constraints_rigid=info["n_constraints_rigid"])

@@ -13,7 +13,7 @@ import scipy.linalg
 
 import flexjax as fj
 from flexjax.bodies.ancf3d import AncfBeam3D, CircularSection, RectangularSection
-from flexjax.joints.ancf3d import AncfClamp3D
+from flexjax.joints.ancf3d import AncfClamp3D, AncfSpherical3D
 from flexjax.solvers.statics import solve_static
 
 from .helpers import rotation
@@ -298,3 +298,32 @@ def test_bad_moment_and_load_input_raises():
         fj.System([fj.RigidBody3D(1.0, (0.1, 0.1, 0.1))], [], [fj.DistributedLoad3D(0, (0.0, 0.0, 1.0))]).force_elements[
             0
         ].force((fj.RigidBody3D(1.0, (0.1, 0.1, 0.1)),), (jnp.zeros(12),), None, 0.0)
+
+
+# -- large rotations: reduced versions of experiments/ancf3d_validation.py ----------------
+@pytest.mark.slow  # ~60 s: a 4-body polygon, 20 load steps
+def test_45_degree_bend_tip_at_p300_against_simo_vu_quoc():
+    # Bathe & Bolourchi's 45° bend (R = 100, unit square, E = 1e7) with 4 straight
+    # segments of 2 elements; Simo & Vu-Quoc (1986): (58.84, 22.33, 40.08) at P = 300.
+    # The experiment runs 8 x 2 and 16 x 2 elements at P = 300, 450, 600
+    from experiments.ancf3d_validation import bend_model
+
+    system_of, q0, tip = bend_model(4, 2)
+    sol = solve_static(system_of(jnp.asarray(300.0)), q0, 20)
+    reference, start = np.array([58.84, 22.33, 40.08]), np.array([70.71067812, 29.28932188, 0.0])
+    assert int(sol.result) == 0
+    assert np.linalg.norm(np.asarray(tip(sol.q)) - reference) / np.linalg.norm(reference - start) < 2e-2
+
+
+@pytest.mark.slow  # ~40 s: compiles the generalized-alpha loop
+def test_spinning_rod_conserves_energy_at_rho_inf_1():
+    # a rod on a spherical joint, released horizontally with 4 rad/s about the vertical:
+    # large 3D rotation; the experiment runs 8 elements for 2 s
+    beam = AncfBeam3D(1.0, 1000.0, 5e7, CircularSection(0.01), 2, poisson=NU)
+    system = fj.System([beam], [AncfSpherical3D(0, 0)], [fj.Gravity((0.0, 0.0, -9.81))])
+    q0 = beam.straight_coordinates()
+    v0 = jnp.cross(jnp.array([0.0, 0.0, 4.0])[None], q0.reshape(-1, 3)).reshape(-1)
+    traj = fj.simulate(system, q0, v0, 0.3, 1e-3, solver=fj.GeneralizedAlpha(rho_inf=1.0))
+    energy = np.asarray(traj.energy)
+    assert np.max(np.abs(energy - energy[0])) < 1e-4 * float(beam.total_mass()) * 9.81 * 0.5
+    assert float(traj.q[-1, 26]) < -0.1  # the tip has fallen: a large rotation

@@ -68,6 +68,7 @@ CHAIN_AZIMUTHS = (0.0, 2 * np.pi / 3, 4 * np.pi / 3)
 MATERIALS = dict(
     rod_density=4430.0,  # titanium alloy Ti-6Al-4V (E = 116 GPa is its modulus)
     rod_youngs=116e9,
+    rod_poisson=0.34,  # Ti-6Al-4V; the split ANCF formulation has no Poisson locking
     arm_mass=0.40,  # aluminium box arm
     bar_mass=0.05,  # steel short bars
     platform_mass=0.50,  # aluminium plate with tool flange
@@ -233,7 +234,7 @@ def body_index(chain: int, part: str) -> int:
 
 def parallel_robot(
     youngs=MATERIALS["rod_youngs"], *, rigid: bool = False, n_elements: int = 2, path: CirclePath | None = None,
-    geometry=GEOMETRY, materials=MATERIALS,
+    geometry=GEOMETRY, materials=MATERIALS, poisson=None,
 ) -> System:
     r"""The 3-RRPaR robot as a `System`.
 
@@ -243,6 +244,8 @@ def parallel_robot(
     - `rigid`: rigid rods (`RigidBody3D` with the rods' mass and inertia): the
       reference mechanism; its $\Phi_q$ is rank deficient (use `redundant=True`).
     - `n_elements`: ANCF elements per rod (static).
+    - `poisson`: Poisson ratio of the rods (default `materials["rod_poisson"]`, 0.34
+      for Ti-6Al-4V; `AncfBeam3D`'s default split formulation does not lock).
     - `path`: the platform trajectory (default `CirclePath()`); checked by
       `check_workspace` (raises `ValueError` outside the workspace).
 
@@ -265,7 +268,8 @@ def parallel_robot(
             if rigid:
                 bodies.append(RigidBody3D(rod_mass, _slender_inertia(rod_mass, Lr, rr), (Lr / 2, 0.0, 0.0)))
             else:
-                bodies.append(AncfBeam3D(Lr, materials["rod_density"], youngs, section, n_elements))
+                nu = materials["rod_poisson"] if poisson is None else poisson
+                bodies.append(AncfBeam3D(Lr, materials["rod_density"], youngs, section, n_elements, poisson=nu))
         bodies.append(RigidBody3D(materials["bar_mass"], _slender_inertia(materials["bar_mass"], 2 * d, 0.005)))
         x, y, z = jnp.eye(3)
         # seed eq. 17-19: actuated hinge at the base, axis s_i (the arm's body y axis)
