@@ -16,7 +16,6 @@ from collections.abc import Callable
 
 from . import (
     ancf3d_cantilever,
-    ancf3d_validation,
     baumgarte_region,
     baumgarte_tune,
     clearance_arm,
@@ -31,6 +30,7 @@ from . import (
     mobile_robot,
     parallel_robot,
     pendulum,
+    showcase,
     slider_crank,
     spinup,
 )
@@ -55,12 +55,12 @@ class Experiment:
 EXPERIMENTS: dict[str, Experiment] = {
     m.NAME: Experiment(m.NAME, m.DESCRIPTION, m.run)
     for m in (
-        pendulum, slider_crank, mobile_robot, baumgarte_region, baumgarte_tune, flfj_modes, flfj_stiffness,
+        showcase, pendulum, slider_crank, mobile_robot, baumgarte_region, baumgarte_tune, flfj_modes, flfj_stiffness,
         elastica, flexible_pendulum, flfj_control, flfj_tune, spinup, clearance_arm, clearance_interval,
-        ancf3d_cantilever, impact_stick_slip, parallel_robot, ancf3d_validation,
+        ancf3d_cantilever, impact_stick_slip, parallel_robot,
     )
 }
-DEFAULT = "pendulum"
+DEFAULT = "showcase"
 
 _SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
 

@@ -33,7 +33,7 @@ SLIDER_X = 8  # q = [crank r_i, r_j | rod r_i, r_j | slider x, y, phi]
 
 
 def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> dict[str, float]:
-    """Simulate the slider-crank, write plots and `trajectory.npz` to `out_dir`.
+    """Simulate the slider-crank, write plots, `mechanism.gif` and `trajectory.npz` to `out_dir`.
 
     **Arguments:**
 
@@ -76,6 +76,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     plot_series(t, [error], ["simulated - exact"], out_dir / "slider_error.png",
                 ylabel="slider x error [m]", title="slider position error")
     traj.plot_diagnostics(out_dir / "diagnostics.png", title="slider-crank: energy and constraint residuals")
+    traj.animate(system, out_dir / "mechanism.gif", fps=20, title="slider-crank")
 
     return {
         "slider_position_error_max": float(np.max(np.abs(error))),

@@ -2,8 +2,8 @@ r"""Animations of a trajectory: every body drawn in the plane or in 3D, written 
 or an MP4 file (`Trajectory.animate`).
 
 Bodies are drawn as what they are: beams (`AncfBeam2D`, `AncfBeam3D`, `ModalHubBeam`)
-as their deformed centerlines, rigid bars as lines between their end points, triangular
-plates as their outline, point masses as dots, and any other body as its frame (three
+as their deformed centerlines (a `ModalHubBeam` with a short stroke along its hub axis),
+rigid bars as lines between their end points, triangular plates as their outline, point masses as dots, and any other body as its frame (three
 short axes at its origin). Frames are taken at the saved instants nearest to an even
 clock of `fps` frames per second of simulated time (times `speed`), so a run saved
 densely enough plays in real time. Figures are bare `matplotlib.figure.Figure`s with an
@@ -24,6 +24,7 @@ from .bodies.rigid import PointMass, RigidBar2D, RigidBar3D, TriangularPlate
 
 BEAM_SAMPLES = 12  # centerline points per element (40 along a modal beam)
 MARGIN = 0.08  # fraction of the scene size added around it
+HUB_ARM = 0.25  # drawn length of a modal beam's hub axis, fraction of the beam length
 
 
 def _beam_points(body, dim):
@@ -39,7 +40,18 @@ def outline(body: AbstractBody, frame_size: float = 0.1):
     `(k, dim)`; `style` is `"beam"`, `"bar"`, `"plate"`, `"point"` or `"frame"`
     (module docstring). `frame_size` (m) is the axis length of a drawn frame."""
     dim = body.dim
-    if isinstance(body, (AncfBeam2D, AncfBeam3D, ModalHubBeam)):
+    if isinstance(body, ModalHubBeam):
+        pts = _beam_points(body, dim)
+
+        def hub_and_beam(q):
+            # a short hub arm (HUB_ARM of the length along the hub axis) back to the
+            # pivot, then the beam: the angle between them is the joint's twist
+            hub = HUB_ARM * body.length * body.axes(q)[:, 0]
+            beam = jax.vmap(lambda p: body.position(q, p))(pts)
+            return jnp.concatenate([jnp.stack([hub, jnp.zeros_like(hub)]), beam])
+
+        return hub_and_beam, "beam"
+    if isinstance(body, (AncfBeam2D, AncfBeam3D)):
         pts = _beam_points(body, dim)
         return (lambda q: jax.vmap(lambda p: body.position(q, p))(pts)), "beam"
     if isinstance(body, RigidBar2D):
