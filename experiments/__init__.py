@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from . import (
     ancf3d_cantilever,
+    ancf3d_validation,
     baumgarte_region,
     baumgarte_tune,
     clearance_arm,
@@ -57,7 +58,7 @@ EXPERIMENTS: dict[str, Experiment] = {
     for m in (
         showcase, pendulum, slider_crank, mobile_robot, baumgarte_region, baumgarte_tune, flfj_modes, flfj_stiffness,
         elastica, flexible_pendulum, flfj_control, flfj_tune, spinup, clearance_arm, clearance_interval,
-        ancf3d_cantilever, impact_stick_slip, parallel_robot,
+        ancf3d_cantilever, impact_stick_slip, parallel_robot, ancf3d_validation,
     )
 }
 DEFAULT = "showcase"
