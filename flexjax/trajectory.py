@@ -93,6 +93,14 @@ class Trajectory(eqx.Module):
 
         return plot_diagnostics(self, path, title=title)
 
+    def animate(self, system, path, fps: int = 30, **kwargs):
+        """Write a GIF or MP4 (by the suffix of `path`) of every body of `system` moving
+        along this trajectory, with a time stamp; see `flexjax.animation.animate` for
+        the keyword arguments. Returns the path."""
+        from .animation import animate
+
+        return animate(self, system, path, fps, **kwargs)
+
 
 def check_result(traj: Trajectory, system=None) -> Trajectory:
     r"""Raise `SolverError` for a failed concrete trajectory; inside `jit`/`vmap` use
