@@ -54,8 +54,11 @@ $W$ (`formulation`):
   warning is issued for $\nu > 0$), and the torsional stiffness is $G I_p$. Use it with
   $\nu = 0$, as the seed does.
 
-The defaults (5 axial, 3 per section direction) integrate $U$ exactly for the
-continuum law at $\nu = 0$. See `docs/ancf3d.md` for measured numbers.
+The section part of `"split"` is integrated with 2 points along the axis by default
+(`integration="selective"`): inside a bent element the linearly interpolated section
+vectors shorten, and a full rule resists that (thickness locking at large rotations).
+The continuum law with the defaults (`"full"`, 5 axial points, 3 per section direction)
+is integrated exactly at $\nu = 0$. See `docs/ancf3d.md` for measured numbers.
 
 **Gravity (seed eq. 13-14).** Every point is linear in $q$ and the sections are
 symmetric, so `center_of_mass` is exact and `Gravity` gives $Q = m_e\,\int S^T g\,dV/V$.
