@@ -67,14 +67,14 @@ def _repeat(fn, repeat):
 
 
 def _chunk_args(system, solver, q0, v0, steps):
-    """The arguments `simulate` passes to `_run_chunk` (save_every=1, one chunk, checkpointed)."""
+    """The arguments of the step loop `_run_chunk` (save_every=1, one chunk, checkpointed, no outputs)."""
     q0, v0 = jnp.asarray(q0, float), jnp.asarray(v0, float)
     q0, v0 = system.consistent_state(q0, v0, 0.0)
     t0a, h = jnp.asarray(0.0, float), jnp.asarray(DT, float)
     # jitted rather than eager: op-by-op dispatch would spend seconds compiling primitives
     state = eqx.filter_jit(lambda s, t, q, v: solver.init(s, t, q, v))(system, t0a, q0, v0)
     fail = (jnp.array(-1), jnp.array(jnp.nan), jnp.array(0.0))
-    return (system, solver, state, fail, t0a, h, jnp.array(0), steps, 1, True)
+    return (system, solver, state, fail, t0a, h, jnp.array(0), steps, 1, True, None)
 
 
 MODELS = {

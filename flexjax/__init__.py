@@ -1,12 +1,18 @@
 """flexjax: differentiable simulation of flexible multibody systems in JAX.
 
 Importing flexjax enables 64-bit floats (`jax_enable_x64`): stiff flexible bodies
-(E ~ 100 GPa) with small steps give wrong answers in float32.
+(E ~ 100 GPa) with small steps give wrong answers in float32. It also turns on JAX's
+persistent compilation cache in a per-user folder (`flexjax._cache`; `FLEXJAX_NO_CACHE=1`
+turns it off), so a model compiled once loads in later processes.
 """
 
 import jax
 
 jax.config.update("jax_enable_x64", True)
+
+from ._cache import enable_persistent_cache  # noqa: E402
+
+enable_persistent_cache()
 
 from .bodies import (  # noqa: E402
     AbstractBody as AbstractBody,
@@ -53,13 +59,13 @@ from .trajectory import SolverError as SolverError, Trajectory as Trajectory  # 
 
 from .bodies import AncfBeam2D as AncfBeam2D, straight_beam_coordinates as straight_beam_coordinates  # noqa: E402
 from .forces import AncfNodeTorque as AncfNodeTorque, DistributedLoad as DistributedLoad  # noqa: E402
+from .forces import AppliedMoment3D as AppliedMoment3D, DistributedLoad3D as DistributedLoad3D  # noqa: E402
 from .joints import AncfClamp as AncfClamp, AncfPin as AncfPin, AncfRevolute as AncfRevolute  # noqa: E402
 from .solvers import StaticSolution as StaticSolution, solve_static as solve_static  # noqa: E402
 
 from .batch import BatchInfo as BatchInfo, run_batch as run_batch  # noqa: E402
 
 from .control.pid import PIDJointTorque as PIDJointTorque  # noqa: E402
-from .forces import AppliedMoment3D as AppliedMoment3D, DistributedLoad3D as DistributedLoad3D  # noqa: E402
 from .forces import AbstractStatefulForce as AbstractStatefulForce  # noqa: E402
 from .forces import ClearanceJoint as ClearanceJoint, effective_modulus as effective_modulus  # noqa: E402
 

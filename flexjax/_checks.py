@@ -169,6 +169,12 @@ def warn_if_moved(owner: str, q0, v0, q, v, stacklevel: int = 3) -> None:
             )
 
 
+def check_outputs(owner: str, outputs) -> None:
+    """Raise `ValueError` unless `outputs` is `None` or a callable `fn(t, q, v)`."""
+    if outputs is not None and not callable(outputs):
+        raise ValueError(f"{owner}: `outputs` must be a callable fn(t, q, v) -> pytree or None, got {type(outputs).__name__}.")
+
+
 # -- arguments of a run, checked before anything compiles -------------------------
 def check_x64(owner: str) -> None:
     """Raise `RuntimeError` when 64-bit floats were switched off after `import flexjax`."""

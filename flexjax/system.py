@@ -14,6 +14,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ._checks import check_finite_leaves, check_points, is_concrete, warn_if_moved
+from ._structural import structural
 from ._custom_types import Scalar
 from .bodies.base import AbstractBody
 from .forces.base import AbstractForce, AbstractStatefulForce
@@ -22,6 +23,15 @@ from .joints.base import AbstractJoint, AbstractVelocityConstraint
 
 class InconsistentInitialConditions(ValueError):
     """The initial state could not be projected onto the constraint manifold."""
+
+
+CONSISTENT_TOL = 1e-10  # largest accepted |Phi| and |Phi_q v + Phi_t| after projection
+CONSISTENT_MAX_ITER = 50  # Gauss-Newton iterations of the position projection
+_INCONSISTENT = (
+    "inconsistent initial conditions: the projection onto the constraints failed "
+    "(max |Phi| = {:.3e}, max |Phi_q v + Phi_t| = {:.3e}, tolerance {:.1e}); check the "
+    "assembly (can the joints close?) and the initial guess"
+)
 
 
 class System(eqx.Module):
@@ -277,7 +287,7 @@ class System(eqx.Module):
         return self.kinetic_energy(q, v) + self.potential_energy(q, t)
 
     # -- initial conditions ------------------------------------------------------
-    def consistent_state(self, q0, v0, t0=0.0, *, tol: float = 1e-10, max_iter: int = 50):
+    def consistent_state(self, q0, v0, t0=0.0, *, tol: float = CONSISTENT_TOL, max_iter: int = CONSISTENT_MAX_ITER):
         r"""Project `q0, v0` onto $\Phi(q, t_0) = 0$ and $\Phi_q v + \Phi_t = 0$.
 
         Positions: Gauss-Newton for the nearest consistent point,
@@ -297,35 +307,59 @@ class System(eqx.Module):
             raise ValueError(f"System: expected velocities of shape ({self.nq},), got {jnp.shape(v0)}.")
         if is_concrete(q0) and is_concrete(v0) and not (np.isfinite(q0).all() and np.isfinite(v0).all()):
             raise ValueError("System.consistent_state: initial state contains NaN or inf.")
-        q, v, res_q, res_v = _project(self, q0, v0, jnp.asarray(t0, float), max_iter)
-        msg = (
-            "inconsistent initial conditions: the projection onto the constraints failed "
-            "(max |Phi| = {:.3e}, max |Phi_q v + Phi_t| = {:.3e}, tolerance {:.1e}); check the "
-            "assembly (can the joints close?) and the initial guess"
-        )
-        if is_concrete(res_q):
-            if not (float(res_q) <= tol and float(res_v) <= tol):
-                raise InconsistentInitialConditions(msg.format(float(res_q), float(res_v), tol))
-            warn_if_moved("System.consistent_state", q0, v0, q, v, stacklevel=4)  # a repair is never silent
-            return q, v
-        q = eqx.error_if(q, ~((res_q <= tol) & (res_v <= tol)), "inconsistent initial conditions")
+        q, v, res_q, res_v = _project_jit(structural(self), q0, v0, jnp.asarray(t0, float), max_iter)
+        q, v = _checked_projection(q, v, res_q, res_v, tol)
+        warn_if_moved("System.consistent_state", q0, v0, q, v, stacklevel=4)  # a repair is never silent
         return q, v
 
 
-@eqx.filter_jit
+def _checked_projection(q, v, res_q, res_v, tol=CONSISTENT_TOL):
+    """`(q, v)`, or `InconsistentInitialConditions` when the residuals exceed `tol`
+    (under a transformation, an `eqx.error_if` on `q`)."""
+    if is_concrete(res_q):
+        if not (float(res_q) <= tol and float(res_v) <= tol):
+            raise InconsistentInitialConditions(_INCONSISTENT.format(float(res_q), float(res_v), tol))
+        return q, v
+    q = eqx.error_if(q, ~((res_q <= tol) & (res_v <= tol)), "inconsistent initial conditions")
+    return q, v
+
+
+def check_projection(traj, res_q, res_v):
+    """`traj` of a run that started from a projected state, checked as
+    `System.consistent_state` checks its result."""
+    q0, _ = _checked_projection(traj.q[0], traj.v[0], res_q, res_v)
+    return eqx.tree_at(lambda tr: tr.q, traj, traj.q.at[0].set(q0)) if not is_concrete(res_q) else traj
+
+
 def _project(system, q0, v0, t0, max_iter):
+    """Projection of `System.consistent_state` (traceable; `_project_jit` compiled)."""
     def body(_, q):
-        Phi = system.constraints(q, t0)
-        return q - jnp.linalg.pinv(system.constraints_q(q, t0)) @ Phi
+        return q - _min_norm_step(system.constraints_q(q, t0), system.constraints(q, t0))
 
     q = jax.lax.fori_loop(0, max_iter, body, q0) if system.nconstraints else q0
     if system.nconstraints + system.nvelocity_constraints == 0:
         return q, v0, jnp.zeros(()), jnp.zeros(())
-    v = v0 - jnp.linalg.pinv(_velocity_rows_jacobian(system, q, t0)) @ velocity_residuals(system, q, v0, t0)
+    v = v0 - _min_norm_step(_velocity_rows_jacobian(system, q, t0), velocity_residuals(system, q, v0, t0))
     res_q = jnp.max(jnp.abs(system.constraints(q, t0)), initial=0.0)
     res_v = jnp.max(jnp.abs(velocity_residuals(system, q, v, t0)), initial=0.0)
     bad = ~jnp.isfinite(res_q) | ~jnp.isfinite(res_v)
     return q, v, jnp.where(bad, jnp.inf, res_q), jnp.where(bad, jnp.inf, res_v)
+
+
+_project_jit = eqx.filter_jit(_project)
+
+
+def _min_norm_step(J, r):
+    r"""$J^T (J J^T + \epsilon I)^{-1} r$: the minimum-norm solution of $J x = r$ for a
+    consistent `r`, also where $J$ has dependent rows (redundant constraints). The
+    tiny $\epsilon$ (1e-14 of the largest diagonal entry) only makes the matrix
+    invertible when rows are dependent; the component of the solve it leaves
+    undetermined lies in the null space of $J^T$ and drops out. Equal to
+    $J^+ r$ where $J$ has full row rank, with the derivatives of an LU solve (cheaper to
+    compile than those of a singular value decomposition)."""
+    JJ = J @ J.T
+    eps = 1e-14 * jnp.max(jnp.abs(jnp.diagonal(JJ)), initial=0.0) + jnp.finfo(J.dtype).tiny
+    return J.T @ jnp.linalg.solve(JJ + eps * jnp.eye(J.shape[0], dtype=J.dtype), r)
 
 
 def velocity_residuals(system, q, v, t):

@@ -1,6 +1,7 @@
 r"""Simulation results: the `Trajectory` container, result codes, saving and plots."""
 
 import pathlib
+from typing import Any
 
 import equinox as eqx
 import jax
@@ -8,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
+_OUTPUTS = "outputs"  # prefix of the saved output arrays
 SUCCESS = 0
 NEWTON_FAILED = 1
 ODE_FAILED = 2
@@ -41,6 +43,9 @@ class Trajectory(eqx.Module):
       (`System.force_states`, each raveled, concatenated in `System.stateful_forces`
       order) in force during the step that ended at each saved instant; shape
       `(ns, 0)` when the system has none (ODE runs always).
+    - `outputs`: what the `outputs=fn(t, q, v)` argument of the simulation returned at
+      each saved instant, stacked along a leading axis (the same pytree structure);
+      `None` without `outputs`.
     """
 
     t: Float[Array, " ns"]
@@ -58,6 +63,7 @@ class Trajectory(eqx.Module):
     newton_iterations: Int[Array, " ns"]
     event_time: Float[Array, ""]
     force_state: Float[Array, "ns nz"]
+    outputs: Any = None
 
     @property
     def succeeded(self):
@@ -65,18 +71,26 @@ class Trajectory(eqx.Module):
         return self.result == SUCCESS
 
     def save(self, path) -> pathlib.Path:
-        """Write every field to a compressed `.npz` file; returns the path."""
+        """Write every field to a compressed `.npz` file; returns the path. Each array
+        of `outputs` is stored under `outputs` followed by its pytree path
+        (`jax.tree_util.keystr`)."""
         path = pathlib.Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        arrays = {k: np.asarray(getattr(self, k)) for k in self.__dataclass_fields__}
+        arrays = {k: np.asarray(getattr(self, k)) for k in self.__dataclass_fields__ if k != "outputs"}
+        for key, leaf in jax.tree_util.tree_leaves_with_path(self.outputs):
+            arrays[_OUTPUTS + jax.tree_util.keystr(key)] = np.asarray(leaf)
         np.savez_compressed(path, **arrays)
         return path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
 
     @classmethod
     def load(cls, path) -> "Trajectory":
-        """Read a trajectory written by `save`."""
+        """Read a trajectory written by `save`. Saved `outputs` come back as a dict from
+        their pytree path strings to arrays (a single array if `outputs` was one)."""
         data = np.load(path)
-        return cls(**{k: jnp.asarray(data[k]) for k in cls.__dataclass_fields__})
+        fields = {k: jnp.asarray(data[k]) for k in cls.__dataclass_fields__ if k != "outputs"}
+        outs = {k[len(_OUTPUTS):]: jnp.asarray(data[k]) for k in data.files if k.startswith(_OUTPUTS)}
+        fields["outputs"] = (outs[""] if list(outs) == [""] else outs) or None
+        return cls(**fields)
 
     def plot(self, path, indices=None, labels=None, what: str = "q", title: str = ""):
         """PNG plot of coordinates (`what` = "q", "v" or "a") against time."""

@@ -13,9 +13,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import check_initial_state, check_simulate_arguments, is_concrete
+from .._checks import check_initial_state, check_outputs, check_simulate_arguments, is_concrete
 from .._diagnose import check_dae_start
-from ..system import System, velocity_residuals
+from .._structural import structural
+from ..system import CONSISTENT_MAX_ITER, System, _project, check_projection, velocity_residuals
 from ..trajectory import NEWTON_FAILED, SUCCESS, Trajectory, check_result
 from .base import AbstractDAESolver
 from .generalized_alpha import GeneralizedAlpha
@@ -43,6 +44,31 @@ def flat_states(states, dtype):
     return jnp.concatenate([jnp.ravel(z) for z in states] + [jnp.zeros((0,), dtype)])
 
 
+CHECKPOINT_BYTES = 2**26  # stored step linearizations above which "auto" checkpoints
+
+
+def _use_checkpoint(checkpoint, nsteps: int, system) -> bool:
+    if checkpoint not in (True, False, "auto"):
+        raise ValueError(f"simulate: `checkpoint` must be True, False or 'auto', got {checkpoint!r}.")
+    if checkpoint != "auto":
+        return checkpoint
+    return nsteps * (system.nq + system.nconstraints) ** 2 * 8 > CHECKPOINT_BYTES
+
+
+def _may_be_differentiated(tree) -> bool:
+    """False when every array in `tree` is concrete or only batched by `vmap`: such a run
+    cannot be differentiated, so it needs no checkpointed loop (which costs compile time)."""
+
+    def traced(x):
+        # a vmap tracer holds its batched value in `val` (if that ever changes, every
+        # tracer counts as differentiable: the safe side)
+        while type(x).__name__ == "BatchTracer" and hasattr(x, "val"):
+            x = x.val
+        return isinstance(x, jax.core.Tracer)
+
+    return any(traced(x) for x in jax.tree_util.tree_leaves(tree))
+
+
 def _largest_divisor_at_most(n, k):
     return max(d for d in range(1, min(n, k) + 1) if n % d == 0)
 
@@ -65,8 +91,7 @@ def checkpointed_scan(f, carry, xs):
     return carry, jax.tree_util.tree_map(lambda y: y.reshape((n,) + y.shape[2:]), ys)
 
 
-@eqx.filter_jit
-def _run_chunk(system, solver, state, fail, t0, h, first_step, nsave: int, save_every: int, checkpoint: bool):
+def _advance(system, solver, state, fail, t0, h, first_step, nsave: int, save_every: int, checkpoint: bool, outputs):
     """Advance `nsave * save_every` steps; returns the state, failure record, saves."""
     scan = checkpointed_scan if checkpoint else jax.lax.scan
 
@@ -87,20 +112,87 @@ def _run_chunk(system, solver, state, fail, t0, h, first_step, nsave: int, save_
     def one_save(carry, j):
         carry, iters = scan(one_step, carry, j * save_every + jnp.arange(save_every))
         st = carry[0]
-        return carry, (st.q, st.v, st.qdd, st.lam, jnp.max(iters), flat_states(st.z, st.q.dtype))
+        out = None if outputs is None else outputs(t0 + (first_step + (j + 1) * save_every) * h, st.q, st.v)
+        return carry, (st.q, st.v, st.qdd, st.lam, jnp.max(iters), flat_states(st.z, st.q.dtype), out)
 
     (state, fail), saves = scan(one_save, (state, fail), jnp.arange(nsave))
     return state, fail, saves
 
 
-@eqx.filter_jit
-def _init(solver, system, t0, q0, v0):
-    # compiled: run eagerly, the autodiff-heavy init costs seconds of op-by-op dispatch
-    return solver.init(system, t0, q0, v0)
+_run_chunk = eqx.filter_jit(_advance)
+
+
+def _start(system, solver, q0, v0, t0, consistent: bool):
+    """Projected initial state (with the projection's residuals) and the solver's state."""
+    res = (jnp.zeros((), q0.dtype), jnp.zeros((), q0.dtype))
+    if consistent:
+        q0, v0, *res = _project(system, q0, v0, t0, CONSISTENT_MAX_ITER)
+    return q0, v0, tuple(res), solver.init(system, t0, q0, v0)
+
+
+def _assemble(system, q0, v0, init, fail, saves, t0, h, save_every: int, outputs):
+    """The `Trajectory`: the initial instant, then the saved ones, with diagnostics."""
+    q, v, a, lam, iters, z, out = saves
+    q = jnp.concatenate([q0[None], q])
+    v = jnp.concatenate([v0[None], v])
+    a = jnp.concatenate([init.qdd[None], a])
+    lam = jnp.concatenate([init.lam[None], lam])
+    iters = jnp.concatenate([jnp.zeros((1,), iters.dtype), iters])
+    z = jnp.concatenate([flat_states(system.force_states(), q.dtype)[None], z])
+    if outputs is not None:
+        first = outputs(t0, q0, v0)
+        out = jax.tree_util.tree_map(lambda x0, xs: jnp.concatenate([jnp.asarray(x0)[None], xs]), first, out)
+    t = t0 + h * save_every * jnp.arange(q.shape[0])
+    energy, res_q, res_v = _diagnostics(system, t, q, v)
+    return Trajectory(
+        t=t, q=q, v=v, a=a, lam=lam, energy=energy, constraint_residual=res_q, velocity_residual=res_v,
+        result=jnp.where(fail[0] >= 0, NEWTON_FAILED, SUCCESS),
+        failed_step=fail[0], failed_time=fail[1], failed_residual=fail[2],
+        newton_iterations=iters, event_time=jnp.array(jnp.inf), force_state=z, outputs=out,
+    )
+
+
+def _no_failure(dtype):
+    # explicit dtypes: weakly typed scalars here would make a second chunk recompile
+    return (jnp.array(-1, dtype=int), jnp.array(jnp.nan, dtype=dtype), jnp.array(0.0, dtype=dtype))
 
 
 @eqx.filter_jit
+def _whole_run(system, solver, q0, v0, t0, h, nsave: int, save_every: int, consistent: bool, checkpoint: bool, outputs):
+    """The whole of `simulate` as one compiled program: projection, initial
+    accelerations, the step loop, diagnostics and outputs."""
+    q0, v0, res, init = _start(system, solver, q0, v0, t0, consistent)
+    first = jnp.zeros((), int)
+    _, fail, saves = _advance(system, solver, init, _no_failure(q0.dtype), t0, h, first, nsave, save_every,
+                              checkpoint, outputs)
+    return _assemble(system, q0, v0, init, fail, saves, t0, h, save_every, outputs), res
+
+
+_start_jit = eqx.filter_jit(_start)
+_assemble_jit = eqx.filter_jit(_assemble)
+
+
+def _chunked_run(system, solver, q0, v0, t0, h, nsave, save_every, consistent, checkpoint, outputs, n):
+    """`_whole_run` split into compiled chunks called from Python, to drive a progress bar."""
+    from tqdm.auto import tqdm
+
+    q0, v0, res, init = _start_jit(system, solver, q0, v0, t0, consistent)
+    nchunks = _largest_divisor_at_most(nsave, 50)
+    per_chunk = nsave // nchunks
+    state, fail, chunks = init, _no_failure(q0.dtype), []
+    with tqdm(total=n, unit="step", desc="generalized-alpha", leave=False) as bar:
+        for c in range(nchunks):
+            first = jnp.array(c * per_chunk * save_every, dtype=int)
+            state, fail, saves = _run_chunk(system, solver, state, fail, t0, h, first, per_chunk, save_every,
+                                            checkpoint, outputs)
+            chunks.append(saves)
+            bar.update(per_chunk * save_every)
+    saves = jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs), *chunks)
+    return _assemble_jit(system, q0, v0, init, fail, saves, t0, h, save_every, outputs), res
+
+
 def _diagnostics(system, t, q, v):
+    """Energy, position and velocity constraint residuals at each saved instant."""
     e = jax.vmap(system.energy)(q, v, t)
     res_q = jax.vmap(lambda qq, tt: jnp.max(jnp.abs(system.constraints(qq, tt)), initial=0.0))(q, t)
     res_v = jax.vmap(lambda qq, vv, tt: jnp.max(jnp.abs(velocity_residuals(system, qq, vv, tt)), initial=0.0))(q, v, t)
@@ -120,9 +212,15 @@ def simulate(
     consistent: bool = True,
     throw: bool = True,
     progress: bool = False,
-    checkpoint: bool = True,
+    checkpoint: bool | str = "auto",
+    outputs=None,
 ) -> Trajectory:
     r"""Integrate `system` from `t0` to `t1` with fixed step `dt`.
+
+    The projection, initial accelerations, step loop and diagnostics form one compiled
+    program, cached per model structure and argument shapes: a model rebuilt with
+    equal structure (even with its own freshly defined lambdas, see
+    `flexjax._structural`) or with other parameter values reuses it.
 
     **Arguments:**
 
@@ -138,11 +236,19 @@ def simulate(
       fails; with `False` the failure is recorded in the trajectory (for `vmap` and
       optimisation loops).
     - `progress`: show a progress bar (runs the compiled loop in chunks).
-    - `checkpoint`: for reverse-mode gradients, recompute the steps in blocks of
-      about $\sqrt n$ (`checkpointed_scan`) so that memory grows like $\sqrt n$
-      instead of $n$ step linearizations, for about twice the gradient time. With
-      `False` every step's linearization is stored (fastest for short runs).
-      Forward runs are the same either way.
+    - `checkpoint`: for reverse-mode gradients, `True` recomputes the steps in blocks
+      of about $\sqrt n$ (`checkpointed_scan`) so that memory grows like $\sqrt n$
+      instead of $n$ step linearizations, for about twice the gradient time and a
+      larger compiled program; `False` stores every step's linearization (fastest for
+      short runs). `"auto"` (default) checkpoints when the stored linearizations
+      could be large (more than `CHECKPOINT_BYTES`, estimated as steps times
+      $(n_q + m)^2$ floats). Values and gradients are the same either way, and a run
+      whose inputs are all concrete (or only batched by `vmap`) cannot be
+      differentiated and never compiles the checkpointed loop.
+    - `outputs`: optional `fn(t, q, v) -> pytree` (for example `flexjax.outputs` helpers
+      or any function or module), evaluated at every saved instant inside the compiled
+      run; the results are stacked along a leading axis in `Trajectory.outputs`.
+      Differentiable like the rest of the trajectory.
 
     **Returns:** a `Trajectory` with `1 + nsteps/save_every` saved instants (the first
     is the initial state).
@@ -156,43 +262,14 @@ def simulate(
     check_simulate_arguments(system, t0, t1, dt, save_every)  # plain-words refusals before compiling
     n = _step_count(t0, t1, dt, save_every)
     q0, v0 = check_initial_state("simulate", system.nq, q0, v0)
+    check_outputs("simulate", outputs)
+    system, outputs = structural((system, outputs))  # equal models share compiled programs
     check_dae_start(system, solver, q0, v0, t0, consistent)  # redundant constraints, repaired or bad start
-    if consistent:
-        q0, v0 = system.consistent_state(q0, v0, t0)
     t0a, h = jnp.asarray(t0, float), jnp.asarray(dt, float)
-    init = state = _init(solver, system, t0a, q0, v0)
-    # explicit dtypes: weakly typed scalars here would make the second chunk recompile
-    fail = (jnp.array(-1, dtype=int), jnp.array(jnp.nan, dtype=float), jnp.array(0.0, dtype=float))
-    nsave = n // save_every
-    nchunks = _largest_divisor_at_most(nsave, 50) if progress else 1
-    per_chunk = nsave // nchunks
-    chunks = []
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=n, unit="step", desc="generalized-alpha", leave=False)
-    for c in range(nchunks):
-        first = jnp.array(c * per_chunk * save_every, dtype=int)
-        state, fail, saves = _run_chunk(system, solver, state, fail, t0a, h, first, per_chunk, save_every, checkpoint)
-        chunks.append(saves)
-        if bar is not None:
-            bar.update(per_chunk * save_every)
-    if bar is not None:
-        bar.close()
-    q, v, a, lam, iters, z = (jnp.concatenate([ch[i] for ch in chunks]) for i in range(6))
-    q = jnp.concatenate([q0[None], q])
-    v = jnp.concatenate([v0[None], v])
-    a = jnp.concatenate([init.qdd[None], a])
-    lam = jnp.concatenate([init.lam[None], lam])
-    iters = jnp.concatenate([jnp.zeros((1,), iters.dtype), iters])
-    z = jnp.concatenate([flat_states(system.force_states(), q.dtype)[None], z])
-    t = t0a + h * save_every * jnp.arange(nsave + 1)
-    energy, res_q, res_v = _diagnostics(system, t, q, v)
-    traj = Trajectory(
-        t=t, q=q, v=v, a=a, lam=lam, energy=energy, constraint_residual=res_q, velocity_residual=res_v,
-        result=jnp.where(fail[0] >= 0, NEWTON_FAILED, SUCCESS),
-        failed_step=fail[0], failed_time=fail[1], failed_residual=fail[2],
-        newton_iterations=iters, event_time=jnp.array(jnp.inf), force_state=z,
-    )
+    checkpoint = _use_checkpoint(checkpoint, n, system) and _may_be_differentiated((system, solver, q0, v0, outputs))
+    run = _chunked_run if progress else _whole_run
+    args = (system, solver, q0, v0, t0a, h, n // save_every, save_every, consistent, checkpoint, outputs)
+    traj, res = run(*args, n) if progress else run(*args)
+    if consistent:
+        traj = check_projection(traj, *res)
     return check_result(traj) if throw else traj

@@ -315,6 +315,15 @@ class GeneralizedAlpha(AbstractDAESolver):
 
             # tangent solves preconditioned by the (batch's) inverse kept at the step's end
             x, _, aux = implicit_root(residual, x0, newton_kept, self.tangent_refinements)
+        elif not self.redundant:
+
+            def newton_plain(f, x):
+                x, aux = newton(f, x)
+                return x, jnp.zeros((0, 0), x.dtype), aux
+
+            # tangent solves with the exact matrix (no kept inverse: zero refinements);
+            # unlike custom_root, nothing of the derivative is traced unless differentiated
+            x, _, aux = implicit_root(residual, x0, newton_plain, 0)
         else:
             # aux must be floating point: custom_root's JVP rule gives aux float tangents
             x, aux = jax.lax.custom_root(residual, x0, newton, self._tangent_solve, has_aux=True)

@@ -86,7 +86,8 @@ def implicit_root(residual, x0, solve, refinements: int):
     mode).
     """
     res_fn, res_consts = hoisted(residual, x0)
-    solve_fn, solve_consts = hoisted(lambda x: solve(residual, x), x0)
+    # the solve evaluates the residual's jaxpr: the model's Python code is traced once
+    solve_fn, solve_consts = hoisted(lambda x: solve(lambda y: res_fn(res_consts, y), x), x0)
 
     @jax.custom_jvp
     def root(x0, rc, sc):
@@ -111,10 +112,16 @@ def implicit_root(residual, x0, solve, refinements: int):
         _, f_lin = jax.linearize(f, x, *diff)
         zeros = [jnp.zeros_like(c) for c in diff]
         rhs = f_lin(jnp.zeros_like(x), *[t for t, mv in zip(drc, moving) if mv])
-        dx = -jax.lax.custom_linear_solve(
-            lambda v: f_lin(v, *zeros), rhs,
-            solve=lambda A, b: refined_solve(A, b, P, refinements),
-            transpose_solve=lambda At, b: refined_solve(At, b, P.T, refinements))
+        matvec = lambda v: f_lin(v, *zeros)
+        if refinements == 0:
+            # the exact matrix, formed from the forward linearization; the transposed
+            # solve (reverse mode) reuses it instead of forming the transposed map's
+            dx = -dense.solve(jax.jacfwd(matvec)(jnp.zeros_like(x)), rhs)
+        else:
+            dx = -jax.lax.custom_linear_solve(
+                matvec, rhs,
+                solve=lambda A, b: refined_solve(A, b, P, refinements),
+                transpose_solve=lambda At, b: refined_solve(At, b, P.T, refinements))
         zero_like = lambda t: jax.tree_util.tree_map(jnp.zeros_like, t)
         return (x, P, aux), (dx, zero_like(P), zero_like(aux))
 

@@ -8,9 +8,10 @@ import jax
 import jax.numpy as jnp
 import optimistix as optx
 
-from .._checks import check_initial_state, check_ode_arguments, check_output_size
+from .._checks import check_initial_state, check_ode_arguments, check_output_size, check_outputs
 from .._diagnose import check_start
-from ..system import System
+from .._structural import structural
+from ..system import CONSISTENT_MAX_ITER, System, _project, check_projection
 from ..trajectory import ODE_FAILED, SUCCESS, Trajectory, check_result
 from .dae import _diagnostics
 from .ode import Baumgarte, UdwadiaKalaba
@@ -24,7 +25,11 @@ def _vector_field(t, y, args):
 
 
 @eqx.filter_jit
-def _solve(system, form, solver, q0, v0, t0, t1, ts, dt0, controller, max_steps, event_fn, adjoint):
+def _solve(system, form, solver, q0, v0, t0, t1, ts, dt0, controller, max_steps, event_fn, adjoint, outputs,
+           consistent):
+    res = (jnp.zeros((), q0.dtype), jnp.zeros((), q0.dtype))
+    if consistent:  # projection in the same compiled program (System.consistent_state)
+        q0, v0, *res = _project(system, q0, v0, t0, CONSISTENT_MAX_ITER)
     event = None
     if event_fn is not None:
         event = diffrax.Event(
@@ -64,6 +69,7 @@ def _solve(system, form, solver, q0, v0, t0, t1, ts, dt0, controller, max_steps,
     qdd, lam = jax.vmap(lambda a, b, c: form.acceleration(system, a, b, c))(qs, vs, tt)
     energy, res_q, res_v = _diagnostics(system, tt, qs, vs)
     mask = lambda x: jnp.where(finite.reshape((-1,) + (1,) * (x.ndim - 1)), x, jnp.inf)
+    out = None if outputs is None else jax.tree_util.tree_map(mask, jax.vmap(outputs)(tt, qs, vs))
     return Trajectory(
         t=t_saved, q=q, v=v, a=mask(qdd), lam=mask(lam), energy=mask(energy),
         constraint_residual=mask(res_q), velocity_residual=mask(res_v),
@@ -71,8 +77,8 @@ def _solve(system, form, solver, q0, v0, t0, t1, ts, dt0, controller, max_steps,
         failed_time=jnp.where(ok, jnp.nan, t_fail), failed_residual=jnp.array(0.0),
         newton_iterations=jnp.zeros(t_saved.shape, int),
         event_time=jnp.where(sol.result == diffrax.RESULTS.event_occurred, t_end, jnp.inf),
-        force_state=jnp.zeros((t_saved.shape[0], 0)),
-    )
+        force_state=jnp.zeros((t_saved.shape[0], 0)), outputs=out,
+    ), tuple(res)
 
 
 def simulate_ode(
@@ -93,6 +99,7 @@ def simulate_ode(
     adjoint: diffrax.AbstractAdjoint | None = None,
     consistent: bool = True,
     throw: bool = True,
+    outputs=None,
 ) -> Trajectory:
     r"""Integrate `system` in ODE form with a diffrax solver (adaptive by default).
 
@@ -110,7 +117,8 @@ def simulate_ode(
       checkpointing; with fixed steps one checkpoint per step, which gives gradients
       exact to round-off, where diffrax's default binomial schedule was measured up to
       1.6e-4 off on a 1838-step run).
-    - `consistent`, `throw`: as in `simulate`.
+    - `consistent`, `throw`, `outputs`: as in `simulate` (`outputs` is evaluated at
+      the save times `ts`; rows after an event hold `inf`).
     """
     form = Baumgarte() if form is None else form
     solver = diffrax.Tsit5() if solver is None else solver
@@ -121,14 +129,14 @@ def simulate_ode(
             "state advanced once per step; integrate this system with the fixed-step `simulate`."
         )
     q0, v0 = check_initial_state("simulate_ode", system.nq, q0, v0)
+    check_outputs("simulate_ode", outputs)
+    system, form, event, outputs = structural((system, form, event, outputs))  # equal models share programs
     if rtol is None and dt0 is None:
         raise ValueError("simulate_ode: fixed-step integration (rtol=None) needs dt0.")
     ts = check_ode_arguments("simulate_ode", system, t0, t1, ts, dt0, rtol, atol, max_steps)
     # the augmented matrix of the Baumgarte form is singular with redundant constraints
     check_start("simulate_ode", system, q0, v0, t0, consistent=consistent, need_full_rank=isinstance(form, Baumgarte),
-                remedy="Use form=UdwadiaKalaba(...), which handles redundant constraints.", warn_move=False)
-    if consistent:
-        q0, v0 = system.consistent_state(q0, v0, t0)  # warns when it moves the state
+                remedy="Use form=UdwadiaKalaba(...), which handles redundant constraints.")
     ts = jnp.linspace(t0, t1, 201) if ts is None else ts
     if rtol is None:
         controller = diffrax.ConstantStepSize()
@@ -142,8 +150,10 @@ def simulate_ode(
         check_output_size("simulate_ode", nsteps, 2 * system.nq, "pass an adjoint with fewer checkpoints")
         adjoint = diffrax.RecursiveCheckpointAdjoint(checkpoints=max(nsteps, 1) + 1)
     adjoint = diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint
-    traj = _solve(
+    traj, res = _solve(
         system, form, solver, q0, v0, jnp.asarray(t0, float), jnp.asarray(t1, float), ts, dt0,
-        controller, max_steps, event, adjoint,
+        controller, max_steps, event, adjoint, outputs, consistent,
     )
+    if consistent:
+        traj = check_projection(traj, *res)
     return check_result(traj, system) if throw else traj

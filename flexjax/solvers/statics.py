@@ -16,7 +16,8 @@ anything else (a prescribed displacement, one load but not another), call
 `solve_static` on a sequence of systems with `load_steps=1`, passing the previous
 `q` as `q0`.
 
-**Derivatives.** Each Newton solve is wrapped in `jax.lax.custom_root`, so `jax.grad`,
+**Derivatives.** Each Newton solve is wrapped in `implicit_root` (exact tangent
+solves, `flexjax.solvers.implicit`), so `jax.grad`,
 `jax.jvp` and `jax.vmap` give exact derivatives of the equilibrium by the implicit
 function theorem, $dx = -R_x^{-1} R_p\,dp$, not by unrolling iterations.
 """
@@ -28,8 +29,10 @@ import numpy as np
 from jaxtyping import Array, Float, Int
 
 from .._checks import check_x64, is_concrete
+from .._structural import structural
 from ..system import System
 from ..trajectory import NEWTON_FAILED, SUCCESS, SolverError
+from .implicit import implicit_root
 
 
 class StaticSolution(eqx.Module):
@@ -66,10 +69,6 @@ def _forces(system, q, t):
     return internal, external
 
 
-def _tangent_solve(g, y):
-    return jnp.linalg.solve(jax.jacfwd(g)(y), y)
-
-
 @eqx.filter_jit
 def _solve(system, x0, factors, t, rtol, atol, max_iter):
     nq = system.nq
@@ -92,7 +91,7 @@ def _solve(system, x0, factors, t, rtol, atol, max_iter):
 
         def body(c):
             x, it, _ = c
-            J, r = jax.jacfwd(lambda y: (residual(y), residual(y)), has_aux=True)(x)
+            J, r = jax.jacfwd(lambda y: (r := residual(y), r), has_aux=True)(x)
             dx = jnp.linalg.solve(J, r)
             err = jnp.max(jnp.abs(dx[:nq])) / tol
             return x - dx, it + 1, jnp.where(jnp.isfinite(err), err, jnp.inf)
@@ -100,9 +99,13 @@ def _solve(system, x0, factors, t, rtol, atol, max_iter):
         x, it, err = jax.lax.while_loop(cond, body, (x0, jnp.array(0), jnp.array(jnp.inf, x0.dtype)))
         return x, (err, it.astype(x.dtype))
 
+    def newton_plain(residual, x):
+        x, aux = newton(residual, x)
+        return x, jnp.zeros((0, 0), x.dtype), aux
+
     def step(x, f):
         residual = residual_at(f)
-        x, (err, it) = jax.lax.custom_root(residual, x, newton, _tangent_solve, has_aux=True)
+        x, _, (err, it) = implicit_root(residual, x, newton_plain, 0)  # exact tangent solves
         r = jnp.max(jnp.abs(residual(x)))
         return x, (err, it, jnp.where(jnp.isfinite(r), r, jnp.inf))
 
@@ -152,7 +155,8 @@ def solve_static(
         raise ValueError("solve_static: `q0` contains NaN or inf.")
     factors = jnp.arange(1, load_steps + 1, dtype=q0.dtype) / load_steps
     x0 = jnp.concatenate([q0, jnp.zeros(system.nconstraints, q0.dtype)])
-    x, (err, iters, res) = _solve(system, x0, factors, jnp.asarray(t, q0.dtype), rtol, atol, max_iter)
+    # structural: a rebuilt model of equal structure reuses the compiled solve
+    x, (err, iters, res) = _solve(structural(system), x0, factors, jnp.asarray(t, q0.dtype), rtol, atol, max_iter)
     failed = ~(err <= 1.0)
     sol = StaticSolution(
         q=x[: system.nq], lam=x[system.nq :], load_factors=factors, iterations=iters.astype(int),

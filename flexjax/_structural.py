@@ -1,0 +1,141 @@
+r"""Structural equality for the plain Python functions stored in a model.
+
+A model may hold callables: a driver's $g(t)$, a coordinate map $f(q_b)$, a force law.
+Compiled programs are cached by the static part of their arguments, and a Python
+function compares by identity, so rebuilding an identical model (a builder called
+again, a loss function that constructs its `System` from parameters) would compile
+everything again. `structural(tree)` wraps every plain function leaf of a pytree in a
+`StructuralFunction`, which compares equal to another exactly when calling either runs
+the same code on the same values: the same code object, equal defaults, equal
+closure contents and equal values of the globals the code reads. Arrays compare by
+shape, dtype and value; tracers and objects without value equality by identity, so
+two functions that might compute different things never share a program.
+"""
+
+import functools
+import types
+
+import jax
+import numpy as np
+
+_SCALARS = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis))
+
+
+class _Identity:
+    """Key of an object compared by identity (keeps the object alive with the key)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return isinstance(other, _Identity) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
+def _array_key(x):
+    a = np.asarray(x)
+    return ("array", a.shape, a.dtype.str, a.tobytes())
+
+
+def _global_names(code):
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def _function_key(fn, seen):
+    code = fn.__code__
+    if code in seen:  # recursion through globals or closures
+        return ("recursive", code)
+    seen = seen | {code}
+    closure = tuple(_key(c.cell_contents, seen) if _filled(c) else ("empty",) for c in fn.__closure__ or ())
+    globals_ = tuple(
+        (name, _key(fn.__globals__[name], seen)) for name in sorted(_global_names(code)) if name in fn.__globals__
+    )
+    kwdefaults = tuple(sorted((k, _key(v, seen)) for k, v in (fn.__kwdefaults__ or {}).items()))
+    return ("function", code, _key(fn.__defaults__ or (), seen), kwdefaults, closure, globals_)
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell (a closure variable not yet assigned)
+        return False
+    return True
+
+
+def _key(x, seen=frozenset()):
+    """A hashable key equal for objects that behave identically as constants of a program."""
+    if isinstance(x, _SCALARS):
+        return (type(x).__name__, x)
+    if isinstance(x, StructuralFunction):
+        return _key(x.fn, seen)
+    if isinstance(x, types.FunctionType):
+        return _function_key(x, seen)
+    if isinstance(x, functools.partial):
+        kw = tuple(sorted((k, _key(v, seen)) for k, v in x.keywords.items()))
+        return ("partial", _key(x.func, seen), _key(x.args, seen), kw)
+    if isinstance(x, (tuple, list)):
+        return (type(x).__name__, tuple(_key(v, seen) for v in x))
+    if isinstance(x, dict):
+        try:
+            items = sorted(x.items())
+        except TypeError:
+            return _Identity(x)
+        return ("dict", tuple((k, _key(v, seen)) for k, v in items))
+    if isinstance(x, jax.core.Tracer):
+        return _Identity(x)
+    if isinstance(x, (np.ndarray, np.generic, jax.Array)):
+        return _array_key(x)
+    if isinstance(x, (types.ModuleType, type, types.BuiltinFunctionType)):
+        return _Identity(x)
+    leaves, treedef = jax.tree_util.tree_flatten(x)
+    if not (len(leaves) == 1 and leaves[0] is x):  # a pytree node (an Equinox module, ...)
+        return ("pytree", treedef, tuple(_key(v, seen) for v in leaves))
+    try:
+        hash(x)
+    except TypeError:
+        return _Identity(x)
+    return ("object", type(x), x) if type(x).__eq__ is not object.__eq__ else _Identity(x)
+
+
+class StructuralFunction:
+    """A plain function that compares and hashes by what it computes (see the module
+    docstring); calling it calls the function."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __eq__(self, other):
+        if not isinstance(other, StructuralFunction):
+            return NotImplemented
+        return self.fn is other.fn or _key(self.fn) == _key(other.fn)
+
+    def __hash__(self):
+        return hash(_key(self.fn))
+
+    def __repr__(self):
+        return f"StructuralFunction({self.fn!r})"
+
+
+def _wrap(x):
+    if isinstance(x, (types.FunctionType, functools.partial)):
+        return StructuralFunction(x)
+    return x
+
+
+def structural(tree):
+    """`tree` with every plain-function leaf wrapped in a `StructuralFunction`, so that
+    equal models built twice share their compiled programs."""
+    return jax.tree_util.tree_map(_wrap, tree)

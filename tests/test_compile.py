@@ -1,0 +1,167 @@
+"""Compile once per model structure: rebuilt models, new parameter values and freshly
+defined lambdas of equal code reuse the compiled programs; the persistent cache keeps
+programs apart by model."""
+
+import contextlib
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import flexjax as fj
+from flexjax._structural import StructuralFunction, structural
+from flexjax.models.flexible_slider_crank import flexible_slider_crank, flexible_slider_crank_state
+
+TRACE = "/jax/core/compile/jaxpr_trace_duration"
+
+
+@contextlib.contextmanager
+def count_traces():
+    """Counts the functions JAX traces for `jit` inside the block (a cache miss of any
+    compiled program shows up as a trace)."""
+    events = []
+    listener = lambda event, duration, **kw: events.append(event) if event == TRACE else None
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        yield events
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+
+
+def _crank(omega=150.0, n_elements=2, guide=0.0):
+    """The flexible slider-crank with its slider guide given as a lambda defined anew at
+    every call (what a user's builder function does)."""
+    system = flexible_slider_crank(omega=omega, n_elements=n_elements)
+    guide_joint = fj.coordinate_driver(2, 1, lambda t: guide + 0.0 * t)
+    return fj.System(system.bodies, system.joints[:-1] + (guide_joint,), system.force_elements)
+
+
+def _tip(system, **kw):
+    q0, v0 = flexible_slider_crank_state(system)
+    return fj.simulate(system, q0, v0, 0.005, 1e-4, save_every=10, **kw)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return _tip(_crank())
+
+
+def test_rebuilt_model_and_new_parameters_do_not_recompile(reference):
+    with count_traces() as traces:
+        again = _tip(_crank())
+        faster = _tip(_crank(omega=160.0))
+    assert traces == []
+    np.testing.assert_array_equal(np.asarray(again.q), np.asarray(reference.q))
+    # the parameter is a leaf, not a constant of the program: a different answer
+    assert float(jnp.max(jnp.abs(faster.q[-1] - reference.q[-1]))) > 1e-4
+
+
+def test_other_structure_or_other_closure_value_compiles_anew(reference):
+    with count_traces() as traces:
+        finer = _tip(_crank(n_elements=3))
+    assert len(traces) >= 1
+    # a lambda closing over another value is another program, never a cache hit
+    with count_traces() as traces, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the start is moved onto the raised guide, on purpose
+        lifted = _tip(_crank(guide=1e-3))
+    assert len(traces) >= 1
+    assert float(lifted.q[-1, -1]) == pytest.approx(1e-3, abs=1e-12)  # the slider runs on y = 1 mm
+    assert finer.q.shape[1] == reference.q.shape[1] + 4
+
+
+def _slider(t, q, v):
+    return {"crank_tip": q[2:4], "crank_speed": jnp.sqrt(v[2:4] @ v[2:4]), "slider_x": q[-2]}
+
+
+def test_outputs_and_their_gradient_with_a_rebuilt_model(reference):
+    tr = _tip(_crank(), outputs=_slider)
+    np.testing.assert_allclose(np.asarray(tr.outputs["crank_tip"]), np.asarray(reference.q[:, 2:4]), atol=1e-14)
+    np.testing.assert_allclose(np.asarray(tr.outputs["slider_x"]), np.asarray(reference.q[:, -2]), atol=1e-14)
+    # the crank tip turns at omega r = 150 * 0.15 m/s (to the index-3 velocity drift)
+    np.testing.assert_allclose(np.asarray(tr.outputs["crank_speed"]), 22.5, rtol=1e-4)
+
+    def slider_x(omega):
+        return _tip(_crank(omega=omega), outputs=_slider).outputs["slider_x"][-1]
+
+    g1 = jax.grad(slider_x)(150.0)
+    with count_traces() as traces:
+        g2 = jax.grad(slider_x)(150.0)
+    assert traces == []
+    assert float(g1) == float(g2)
+    h = 1e-3
+    fd = (slider_x(150.0 + h) - slider_x(150.0 - h)) / (2 * h)
+    assert float(g1) == pytest.approx(float(fd), rel=1e-5)
+    ode = fj.simulate_ode(fj.models.pendulum(), *fj.models.pendulum_state(0.1), 0.1, ts=jnp.linspace(0, 0.1, 5),
+                          outputs=lambda t, q, v: t)
+    np.testing.assert_allclose(np.asarray(ode.outputs), np.linspace(0, 0.1, 5), atol=1e-15)
+
+
+def test_structural_equality_of_functions():
+    def make(c, arr):
+        return lambda t: c * t + arr
+
+    a, b = StructuralFunction(make(2.0, jnp.ones(3))), StructuralFunction(make(2.0, jnp.ones(3)))
+    assert a == b and hash(a) == hash(b)
+    assert a != StructuralFunction(make(3.0, jnp.ones(3)))
+    assert a != StructuralFunction(make(2.0, jnp.zeros(3)))
+    assert a != StructuralFunction(lambda t: 2.0 * t + jnp.ones(3))  # other code
+    wrapped = structural((make(1.0, 0.0), 1.0))
+    assert isinstance(wrapped[0], StructuralFunction) and float(wrapped[0](2.0)) == 2.0
+
+
+_CACHE_SCRIPT = textwrap.dedent("""
+    import sys, jax, jax.numpy as jnp
+    import flexjax as fj
+    import flexjax.models as m
+    hits = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda e, d, **k: hits.append(e) if e == "/jax/compilation_cache/cache_retrieval_time_sec" else None)
+    models = {"1": (m.pendulum(), m.pendulum_state(0.3)), "2": (m.double_pendulum(), m.double_pendulum_state(0.3, 0.1))}
+    values = [float(fj.simulate(s, *x0, 0.05, 1e-3, save_every=50).q[-1, -1]) for s, x0 in map(models.get, sys.argv[1:])]
+    print(len(hits), *map(repr, values))
+""")
+
+
+def _fresh_process(tmp_path, *models):
+    environ = {k: v for k, v in os.environ.items() if k not in ("FLEXJAX_NO_CACHE", "JAX_COMPILATION_CACHE_DIR")}
+    environ.update(FLEXJAX_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", _CACHE_SCRIPT, *models], env=environ, capture_output=True,
+                         text=True, check=True, timeout=300)
+    hits, *values = out.stdout.split()
+    return int(hits), [float(x) for x in values]
+
+
+def test_persistent_cache_serves_a_new_process_and_keeps_models_apart(tmp_path):
+    hits, (pendulum,) = _fresh_process(tmp_path, "1")
+    assert hits == 0 and any((tmp_path / "cache").iterdir())
+    hits, (pendulum_again,) = _fresh_process(tmp_path, "1")
+    assert hits >= 1 and pendulum_again == pendulum
+    # damaged entries are compiled anew, never used; another model in the same folder
+    # gets its own programs and its own answer
+    for entry in (tmp_path / "cache").iterdir():
+        if entry.is_file():
+            entry.write_bytes(b"not an executable")
+    _, (pendulum_damaged, double) = _fresh_process(tmp_path, "1", "2")
+    reference = fj.simulate(fj.models.double_pendulum(), *fj.models.double_pendulum_state(0.3, 0.1), 0.05, 1e-3,
+                            save_every=50)
+    assert pendulum_damaged == pendulum
+    assert double == float(reference.q[-1, -1]) != pendulum
+
+
+def test_cache_switch_and_user_folder(monkeypatch, tmp_path):
+    from flexjax import _cache
+
+    monkeypatch.setenv("FLEXJAX_NO_CACHE", "1")
+    assert _cache.enable_persistent_cache() is None
+    monkeypatch.delenv("FLEXJAX_NO_CACHE")
+    monkeypatch.setenv("FLEXJAX_CACHE_DIR", str(tmp_path / "mine"))
+    assert _cache.default_cache_dir() == tmp_path / "mine"
+    configured = jax.config.jax_compilation_cache_dir
+    if configured:  # a folder configured for JAX itself (here: by the import) is left as it is
+        assert _cache.enable_persistent_cache() == _cache.pathlib.Path(configured)
