@@ -208,6 +208,33 @@ def test_tip_moment_rolls_a_cantilever_into_an_arc():
     assert float(jnp.arctan2(-F[0, 1], F[1, 1])) == pytest.approx(theta, abs=4e-3)  # section rotation
 
 
+@pytest.mark.parametrize("follower", [False, True])
+def test_moment_force_derivatives_and_vmap_on_beam_and_rigid_body(follower):
+    # the Jacobian dQ/dq (what implicit solvers differentiate) against central
+    # differences, and vmap over moment values against a loop
+    beam = AncfBeam3D(L, RHO, E, SECTIONS["rect_1x4"], 1)
+    R = jnp.asarray(rotation((1.0, 0.4, -0.3), 0.8))
+    cases = (
+        (beam, beam.straight_coordinates() + 0.05 * jax.random.normal(jax.random.PRNGKey(7), (24,)), -1),
+        (fj.RigidBody3D(1.0, (0.1, 0.2, 0.3)), jnp.concatenate([jnp.array([0.1, 0.2, 0.3]), R.T.reshape(-1)]), None),
+    )
+    for body, q, node in cases:
+        def Q(qq, M):
+            force = fj.AppliedMoment3D(0, Constant(M), node=node, follower=follower)
+            return force.force((body,), (qq,), (qq,), 0.0)[0]
+
+        Q = jax.jit(Q)
+        M = jnp.array([0.3, -1.2, 0.7])
+        jac = np.asarray(jax.jit(jax.jacfwd(Q))(q, M))
+        for k in (0, 5, q.size - 1):
+            dq = jnp.zeros(q.size).at[k].set(1e-6)
+            fd = np.asarray((Q(q + dq, M) - Q(q - dq, M)) / 2e-6)
+            assert np.allclose(jac[:, k], fd, rtol=1e-6, atol=1e-8 * np.max(np.abs(jac)))
+        Ms = jnp.array([[0.3, -1.2, 0.7], [1.0, 0.0, 0.0], [-0.5, 2.0, 0.1]])
+        batched = jax.vmap(lambda m: Q(q, m))(Ms)
+        assert np.allclose(batched, jnp.stack([Q(q, m) for m in Ms]), rtol=1e-13, atol=1e-15)
+
+
 # -- distributed load and full clamp --------------------------------------------------------
 def test_distributed_load_equals_gravity_on_the_beam():
     beam = AncfBeam3D(L, RHO, E, SECTIONS["rect_1x4"], 3)
