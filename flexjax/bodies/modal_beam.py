@@ -20,6 +20,14 @@ $Q = \partial T/\partial q - (\partial^2 T/\partial v\,\partial q)\,v - \partial
 - `"exact"`: the complete kinetic energy of the assumed displacement field,
   $T = \tfrac12 J_H\dot\theta^2 + \tfrac12\int\rho A\,|\dot r|^2 dx$ with $w_c$ everywhere.
   The two differ only in terms of third and higher order in the deformation.
+  "Exact" is not more accurate: the field $[x + w_c,\ w_2]$ is itself right only to
+  second order (a beam turned by $\varphi$ about a pinned root, $w_2 = x\varphi$, sits at
+  $[x(1 - \varphi^2/2),\ x\varphi]$, not $[x\cos\varphi,\ x\sin\varphi]$), and its exact kinetic
+  energy carries that error into the third-order terms: the hub-beam coupling
+  $\partial^2 T/\partial\dot\theta\,\partial\dot\varphi$ becomes $I_b(1 + \varphi^2/2)$ where a
+  rotation has $I_b = \int\rho A x^2 dx$, which `"paper"` keeps. With an elastic root
+  and large joint deflections (the FLFJ arm at 0.14 m tip bending) `"exact"` is about
+  8 % off a nonlinear ANCF reference where `"paper"` is about 1 % (`docs/flfj.md`).
 
 With `wc=False` both reduce to the classic linear (Kane) model, without geometric
 stiffening. $V = \tfrac12 q_1^T K_1 q_1 + \tfrac12 q_2^T K_2 q_2$ (eq. 44, 48, the root
