@@ -106,8 +106,6 @@ def test_flfj_arm_matches_its_frequency_equation():
     equation = np.asarray(flfj_frequencies(E_ROD * I_ROD, RHO_ROD * A_ROD, L_ROD, k, 4))
     held = fj.System([body], [fj.coordinate_driver(0, 0, fj.ConstantRate(0.0, 0.0))])
     np.testing.assert_allclose(fj.modes(held, jnp.zeros(5)).frequencies, equation, rtol=1e-9)
-    free = fj.modes(fj.System([body]), jnp.zeros(5))  # hub free: one rigid-body rotation
-    assert float(free.frequencies[0]) == 0.0 and float(free.frequencies[1]) > 1.0
     # an independent discretization: planar ANCF beam pinned at the root, spring k on the root slope
     n = 4
     beam = AncfBeam2D(L_ROD, RHO_ROD, A_ROD, I_ROD, E_ROD, n)
