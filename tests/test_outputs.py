@@ -20,7 +20,7 @@ G = 9.81
 def swinging():
     system = models.pendulum(2.0, 1.0, G)
     q0, v0 = models.pendulum_state(0.6)
-    return system, fj.simulate(system, q0, v0, 0.5, 0.01, save_every=5)
+    return system, fj.simulate(system, q0, v0, 0.5, 0.01, save_every=5, outputs=BodyPoint(system, 0, [1.0, 0.0]))
 
 
 def test_body_point_of_a_pendulum_tip_is_its_coordinates(swinging):
@@ -28,6 +28,9 @@ def test_body_point_of_a_pendulum_tip_is_its_coordinates(swinging):
     out = jax.vmap(BodyPoint(system, 0, [1.0, 0.0]))(traj.t, traj.q, traj.v)
     np.testing.assert_allclose(out["position"], traj.q[:, 2:4], atol=1e-15)
     np.testing.assert_allclose(out["velocity"], traj.v[:, 2:4], atol=1e-15)
+    # the same helper as `simulate(..., outputs=...)`: saved at the saved instants
+    np.testing.assert_allclose(traj.outputs["position"], traj.q[:, 2:4], atol=1e-15)
+    np.testing.assert_allclose(traj.outputs["velocity"], traj.v[:, 2:4], atol=1e-15)
     # an off-axis point: r = r_i + R(theta) p (the bar stays at length L to the solver
     # tolerance); the natural coordinates are linear in the point, so its velocity is
     # v_i + (x d' + y R90 d') / L exactly, for any v
