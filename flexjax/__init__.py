@@ -107,3 +107,5 @@ from .outputs import (  # noqa: E402
     JointReaction as JointReaction,
     joint_reaction as joint_reaction,
 )
+
+from .outputs import Outputs as Outputs  # noqa: E402

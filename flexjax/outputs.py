@@ -113,6 +113,29 @@ class BeamDeflection(eqx.Module):
         return w[1] if b.dim == 2 else w[1:]
 
 
+class Outputs(eqx.Module):
+    """Several output functions as one: `Outputs(tip=BodyPoint(...), w=BeamDeflection(...))`
+    returns `{"tip": ..., "w": ...}` from `(t, q, v)`; pass it as `outputs=`. Like the
+    helpers it holds, two built the same way are equal pytrees.
+
+    **Arguments:** keyword arguments, each a callable `fn(t, q, v) -> pytree` (the
+    helpers of this module, or any `eqx.Module` with that call).
+    """
+
+    fns: dict
+
+    def __init__(self, **fns):
+        for name, fn in fns.items():
+            if not callable(fn):
+                raise ValueError(f"Outputs: `{name}` must be callable fn(t, q, v), got {type(fn).__name__}.")
+        if not fns:
+            raise ValueError("Outputs: give at least one named output function.")
+        self.fns = dict(fns)
+
+    def __call__(self, t, q, v) -> dict:
+        return {name: fn(t, q, v) for name, fn in self.fns.items()}
+
+
 class JointReaction(eqx.Module):
     r"""Reaction of one joint over a trajectory (`joint_reaction`).
 

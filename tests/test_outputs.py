@@ -11,7 +11,7 @@ import flexjax as fj
 from flexjax import models
 from flexjax.analysis import transverse_modes
 from flexjax.bodies import AncfBeam2D, AncfBeam3D, ModalHubBeam, RectangularSection
-from flexjax.outputs import BeamDeflection, BodyPoint, joint_reaction
+from flexjax.outputs import BeamDeflection, BodyPoint, Outputs, joint_reaction
 
 G = 9.81
 
@@ -107,6 +107,16 @@ def test_joint_reaction_of_a_pendulum_at_rest_carries_its_weight_and_its_gradien
     assert reaction.multipliers.shape == (3, 2)
     grad = jax.jvp(lambda m: pin_load(m).generalized_force[-1, 1], (2.0,), (1.0,))[1]  # forward mode
     assert float(grad) == pytest.approx(G, rel=1e-9)  # d(m g)/dm
+
+
+def test_named_outputs_combine_helpers(swinging):
+    system, traj = swinging
+    both = Outputs(tip=BodyPoint(system, 0, [1.0, 0.0]), mid=BodyPoint(system, 0, [0.5, 0.0]))
+    out = jax.vmap(both)(traj.t, traj.q, traj.v)
+    np.testing.assert_allclose(out["tip"]["position"], traj.q[:, 2:4], atol=1e-15)
+    np.testing.assert_allclose(out["mid"]["position"], 0.5 * traj.q[:, 2:4], atol=1e-15)
+    with pytest.raises(ValueError, match="tip"):
+        Outputs(tip=1.0)
 
 
 def test_equal_helpers_are_equal_structures():
