@@ -554,6 +554,9 @@ class AncfBeam3D(AbstractBody):
         ])
 
     def _split_energy(self, E, rule):
+        """Elastic energy of one element under the split law (module docstring): the beam
+        part with the full rule, the section part with the full rule or, selective, with
+        2 points along the axis."""
         Eg, w = self._strains(E, self.axial_order, rule)
         # section means at each axial point (the shear fields are linear over the section)
         Ebar = jnp.einsum("gp,gpij->gij", w, Eg) / jnp.sum(w, axis=1)[:, None, None]
@@ -571,9 +574,11 @@ class AncfBeam3D(AbstractBody):
             return self._split_energy(E, rule)
         lam, mu = self.lame()
         trace = lambda Eg: jnp.trace(Eg, axis1=-2, axis2=-1)
-        integrate = lambda order, density: jnp.sum(
-            (lambda Eg, w: w * density(Eg))(*self._strains(E, order, rule))
-        )
+
+        def integrate(order, density):
+            Eg, w = self._strains(E, order, rule)
+            return jnp.sum(w * density(Eg))
+
         if self.integration == "full":
             return integrate(self.axial_order, lambda Eg: 0.5 * lam * trace(Eg) ** 2 + mu * jnp.sum(Eg * Eg, axis=(-2, -1)))
         # selective: the axial and transverse-shear terms in full; the section-deformation
