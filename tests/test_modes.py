@@ -35,7 +35,7 @@ def test_pendulum_frequency_shape_and_rigid_modes():
     assert m.frequencies.shape == (1,)
     assert float(m.frequencies[0]) == pytest.approx(np.sqrt(3 * G / (2 * 0.7)) / (2 * np.pi), rel=1e-12)
     q0 = models.pendulum_state(0.0, 0.7)[0]
-    Phi_q = system.constraints_q(q0, 0.0)
+    Phi_q = system.constraints_q(q0, jnp.asarray(0.0))
     np.testing.assert_allclose(Phi_q @ m.shapes, 0.0, atol=1e-12)
     np.testing.assert_allclose(m.shapes.T @ system.mass(q0) @ m.shapes, np.eye(1), atol=1e-12)
     # inverted: an unstable direction, reported as a negative frequency
