@@ -13,6 +13,7 @@ two functions that might compute different things never share a program.
 """
 
 import functools
+import hashlib
 import types
 
 import jax
@@ -37,8 +38,8 @@ class _Identity:
 
 
 def _array_key(x):
-    a = np.asarray(x)
-    return ("array", a.shape, a.dtype.str, a.tobytes())
+    a = np.ascontiguousarray(x)
+    return ("array", a.shape, a.dtype.str, hashlib.sha256(a.tobytes()).hexdigest())
 
 
 def _global_names(code):
@@ -75,7 +76,7 @@ def _key(x, seen=frozenset()):
     if isinstance(x, _SCALARS):
         return (type(x).__name__, x)
     if isinstance(x, StructuralFunction):
-        return _key(x.fn, seen)
+        return x._key
     if isinstance(x, types.FunctionType):
         return _function_key(x, seen)
     if isinstance(x, functools.partial):
@@ -107,12 +108,16 @@ def _key(x, seen=frozenset()):
 
 class StructuralFunction:
     """A plain function that compares and hashes by what it computes (see the module
-    docstring); calling it calls the function."""
+    docstring); calling it calls the function. The comparison key is taken when the
+    wrapper is made, so a closure whose captured array is changed in place afterwards
+    compares as what it now computes, never as what an earlier wrapper saw."""
 
-    __slots__ = ("fn",)
+    __slots__ = ("fn", "_key", "_hash")
 
     def __init__(self, fn):
         self.fn = fn
+        self._key = _key(fn)
+        self._hash = hash(self._key)
 
     def __call__(self, *args, **kwargs):
         return self.fn(*args, **kwargs)
@@ -120,10 +125,10 @@ class StructuralFunction:
     def __eq__(self, other):
         if not isinstance(other, StructuralFunction):
             return NotImplemented
-        return self.fn is other.fn or _key(self.fn) == _key(other.fn)
+        return self._hash == other._hash and self._key == other._key
 
     def __hash__(self):
-        return hash(_key(self.fn))
+        return self._hash
 
     def __repr__(self):
         return f"StructuralFunction({self.fn!r})"

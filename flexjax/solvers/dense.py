@@ -8,9 +8,8 @@ to XLA's intra-op thread pool and wait for it; when the device programs occupy e
 thread of that pool the process hangs (docs/batch.md). In that case the batch is solved
 by Gauss-Jordan elimination with partial pivoting written in XLA operations
 (`gauss_jordan`), which never leaves the device program. On one device it is no
-faster than LAPACK (22 × 22 inverses in a batch of 1024: 8.8 µs unrolled, 12.4 µs as a
-loop, against 8.9–9.3 µs) and slower for larger matrices (68 × 68 in a batch of 64:
-226 against 94 µs), so it is used only where LAPACK may hang.
+faster than LAPACK and slower for larger matrices (docs/performance.md), so it is
+used only where LAPACK may hang.
 
 `solve` is differentiable in both arguments (`lax.custom_linear_solve`: derivatives
 come from the matrix-vector product; the solves are reused for tangents and

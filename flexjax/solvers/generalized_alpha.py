@@ -162,11 +162,9 @@ class GeneralizedAlpha(AbstractDAESolver):
       residual to the same tolerance, so the results are those of per-sample matrices
       to the Newton tolerance. The first-order correction removes most of the mismatch
       that grows with a sample's distance from the mean (the contraction rate of the
-      mean matrix alone is about the relative spread of the stiffness): ±10 % in
-      Young's modulus on a stiff ANCF pendulum gave 4.9 iterations per step for the
-      batch against 7.0 with the mean matrix alone and 4.4 with per-sample matrices,
-      while a new matrix costs one formation (with its directional derivative) per
-      batch instead of one per sample. For batches of similar samples (parameter
+      mean matrix alone is about the relative spread of the stiffness), while a new
+      matrix costs one formation (with its directional derivative) per batch instead
+      of one per sample (measurements: docs/performance.md). For batches of similar samples (parameter
       sweeps, uncertainty analysis); a sample too far from the mean for the kept
       matrix to contract fails its step (`max_iter`) like any non-converging Newton
       solve. Under `run_batch` each device shares its own matrix. Without `vmap` it
@@ -183,12 +181,8 @@ class GeneralizedAlpha(AbstractDAESolver):
       least-squares rotation about the origin (`_rotation`) from the position it refers
       to (where it was formed, or the previous step's prediction) to this step's
       predicted position, which it then refers to; with `shared_matrix` both are the
-      batch's mean positions (`batch_mean`). On the stiff steel pendulum of the
-      batch benchmark (4 elements, ±10 % in Young's modulus, shared matrix) it took
-      0.08 matrix formations per step instead of 0.55 and 4.0 iterations instead of
-      4.5; a single trajectory of that beam (10⁴ steps of 0.1 ms) 21191 iterations and
-      1 matrix instead of 33834 and 334, 1.4× faster. Turning costs about one
-      matrix-vector product per step: on a beam whose deformation changes its matrix
+      batch's mean positions (`batch_mean`); measured savings are in
+      docs/performance.md. Turning costs about one matrix-vector product per step: on a beam whose deformation changes its matrix
       more than its rotation does (the very flexible pendulum of the peer benchmark)
       it only adds that. The refresh rules are unchanged, so a poor fit (a pivot far from the
       origin, large deformations, constraint rows that are invariant scalars such as

@@ -106,7 +106,7 @@ def implicit_root(residual, x0, solve, refinements: int):
             it = iter(diff)
             return res_fn([next(it) if mv else c for c, mv in zip(rc, moving)], x)
 
-        # one linearization in x and the moving values together: measured cheaper than
+        # one linearization in x and the moving values together: cheaper than
         # separate ones (custom_root's way), although rhs and matvec each feed zeros
         diff = [c for c, mv in zip(rc, moving) if mv]
         _, f_lin = jax.linearize(f, x, *diff)
