@@ -54,6 +54,7 @@ from .solvers import (  # noqa: E402
     simulate as simulate,
     simulate_ode as simulate_ode,
 )
+from ._checks import ConsistencyWarning as ConsistencyWarning  # noqa: E402
 from .system import InconsistentInitialConditions as InconsistentInitialConditions, System as System  # noqa: E402
 from .trajectory import SolverError as SolverError, Trajectory as Trajectory  # noqa: E402
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import flexjax as fj
-from flexjax._checks import ConsistencyWarning
+from flexjax import ConsistencyWarning
 from flexjax._diagnose import check_dae_start
 from flexjax.batch import run_batch
 from flexjax.contact import PointSurfaceContact, first_contact, simulate_contact
@@ -287,6 +287,7 @@ def test_projection_and_inconsistent_start_warn_with_amounts():
 # -- CLI: no stale summary ---------------------------------------------------------------------
 def test_rerun_removes_the_previous_summary_first(tmp_path, monkeypatch):
     import experiments
+    from flexjax.cli import main
 
     def failing(out_dir, quick, progress):
         raise RuntimeError("interrupted")
@@ -295,8 +296,9 @@ def test_rerun_removes_the_previous_summary_first(tmp_path, monkeypatch):
     (tmp_path / "stub").mkdir()
     (tmp_path / "stub" / "summary.json").write_text('{"old": 1.0}\n')
     with pytest.raises(RuntimeError, match="interrupted"):
-        experiments.run_experiment("stub", tmp_path)
+        main(["run", "stub", "--out", tmp_path])
     assert not (tmp_path / "stub" / "summary.json").exists()
     monkeypatch.setitem(experiments.EXPERIMENTS, "stub", experiments.Experiment("stub", "a stub", lambda *a: {"x": 2.0}))
-    experiments.run_experiment("stub", tmp_path)
+    assert main(["run", "stub", "--out", tmp_path]) == 0
     assert json.loads((tmp_path / "stub" / "summary.json").read_text()) == {"x": 2.0}
+    assert not list((tmp_path / "stub").glob("*.tmp"))
