@@ -8,8 +8,7 @@ gradients $F_k = [r_{k,x}\ r_{k,y}\ r_{k,z}]$ of an ANCF node) the same formula 
 dual vectors $g^i$ (the columns of $F^{-T}$),
 $\delta\varphi = \tfrac12\sum_i g^i\times\delta f_i = \operatorname{axial}(\delta F\,F^{-1})$,
 is the rotation part of the virtual displacement gradient (the spin of the material
-at the node; Simo & Vu-Quoc 1986 use the same virtual rotation for their moment
-loads). It equals the rigid-body formula when the node is unstrained. The generalized
+at the node). It equals the rigid-body formula when the node is unstrained. The generalized
 force is $Q = (\partial\varphi/\partial q)^T M$, obtained with `jax.vjp` through
 $F(q)$: per column $\partial W/\partial f_i = \tfrac12 M\times g^i$.
 
