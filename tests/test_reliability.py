@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import flexjax as fj
+from flexjax import models
 from flexjax import ConsistencyWarning
 from flexjax._diagnose import check_dae_start
 from flexjax.batch import run_batch
@@ -81,6 +82,11 @@ def test_redundant_constraints_refused_before_compiling():
     check_dae_start(system, fj.GeneralizedAlpha(redundant=True), q0, jnp.zeros(16), 0.0, True)
     pend, p0 = pendulum()
     check_dae_start(pend, fj.GeneralizedAlpha(), p0, jnp.zeros(4), 0.0, True)
+    crank = models.slider_crank()
+    q, v = models.slider_crank_state()[:2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # consistent, full rank: silent
+        check_dae_start(crank, fj.GeneralizedAlpha(), q, v, 0.0, True)
 
 
 def test_huge_multipliers_named_as_singular_newton_matrix():
