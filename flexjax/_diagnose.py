@@ -86,7 +86,10 @@ def check_start(owner: str, system, q0, v0, t0, *, consistent: bool, need_full_r
         return
     t = jnp.asarray(t0, float)
     q, v = np.asarray(q0, float), np.asarray(v0, float)
-    Phi, J, res_v = (np.asarray(x) for x in _start_residuals(system, jnp.asarray(q), jnp.asarray(v), t))
+    start = _start_residuals(system, jnp.asarray(q), jnp.asarray(v), t)
+    if not _all_concrete(start):  # the model's functions close over traced values
+        return
+    Phi, J, res_v = (np.asarray(x) for x in start)
     scale_q, scale_v = max(1.0, float(np.max(np.abs(q)))), max(1.0, float(np.max(np.abs(v))))
     if consistent and system.nconstraints:
         # Gauss-Newton to the nearest consistent point (as the projection does), in numpy
