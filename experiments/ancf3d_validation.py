@@ -13,8 +13,9 @@ large-deflection results.
 3. **45° bend** (Bathe & Bolourchi 1979): R = 100, unit square section, E = 1e7,
    ν = 0, arc in the x-y plane from the origin (tangent x, centre (0, R, 0)), fully
    clamped root, tip load along z of 300, 450, 600; polygon of straight beams
-   (`AncfRigidConnection3D` at the corners), 8 × 2 and 16 × 2 elements; reference
-   tips of Simo & Vu-Quoc (1986).
+   (`AncfRigidConnection3D` at the corners), 8 × 2 and 16 × 2 elements, and 16 × 2 with
+   the torsion constant $I_p = 1/6$ instead of St-Venant's 0.1406; reference tips of
+   Simo & Vu-Quoc (1986).
 4. **Tip moment** $M = EI\theta/L$ rolling the cantilever into an arc of radius
    $L/\theta$ (θ = π/2; exact), 16 and 32 elements.
 5. **Spinning pendulum** (large 3D rotation, dynamics): a 1 m rod (Ø 20 mm, E = 50 MPa,
@@ -34,7 +35,7 @@ import numpy as np
 import scipy.linalg
 
 import flexjax as fj
-from flexjax.bodies.ancf3d import AncfBeam3D, CircularSection, RectangularSection
+from flexjax.bodies.ancf3d import AbstractSection, AncfBeam3D, CircularSection, RectangularSection
 from flexjax.joints.ancf3d import AncfClamp3D, AncfRigidConnection3D, AncfSpherical3D
 from flexjax.plotting import _pyplot
 from flexjax.solvers.statics import solve_static
@@ -113,17 +114,47 @@ def frequency_errors(section, n=N):
     return np.array([f[np.argmin(np.abs(f - r))] / r - 1 for r in refs])
 
 
+class UnwarpedSquare(AbstractSection):
+    """Square of side `side` whose torsion constant is the polar moment
+    $I_y + I_z = a^4/6$ (no warping), as a section of another code may be specified."""
+
+    side: jax.Array
+
+    def __init__(self, side):
+        self.side = jnp.asarray(side, float)
+
+    def _square(self):
+        return RectangularSection(self.side, self.side)
+
+    def area(self):
+        return self._square().area()
+
+    def second_moments(self):
+        return self._square().second_moments()
+
+    def quadrature(self, order):
+        return self._square().quadrature(order)
+
+    def torsion_constant(self):
+        return jnp.sum(self.second_moments())
+
+    def shear_factor(self, nu):
+        return self._square().shear_factor(nu)
+
+
 def _rz(a):
     c, s = np.cos(a), np.sin(a)
     return jnp.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
-def bend_model(segments, elements):
-    """The 45° bend as a polygon of `segments` straight beams of `elements` elements:
-    `(system_of(P), q0, tip_of(q))`."""
+def bend_model(segments, elements, section=None):
+    """The 45° bend as a polygon of `segments` straight beams of `elements` elements
+    (`section`: default the unit square, St-Venant J = 0.1406): `(system_of(P), q0,
+    tip_of(q))`."""
     d = (np.pi / 4) / segments
     chord = 2 * BEND_RADIUS * np.sin(d / 2)
-    beam = AncfBeam3D(chord, 1.0, BEND_YOUNGS, RectangularSection(1.0, 1.0), elements, poisson=0.0)
+    section = RectangularSection(1.0, 1.0) if section is None else section
+    beam = AncfBeam3D(chord, 1.0, BEND_YOUNGS, section, elements, poisson=0.0)
     joints = [AncfClamp3D(0, 0, rotation=_rz(d / 2), full=True)]  # the first chord's frame
     q0 = []
     for k in range(segments):
@@ -141,9 +172,9 @@ def bend_model(segments, elements):
     return system_of, jnp.concatenate(q0), tip
 
 
-def bend_tips(segments, elements):
+def bend_tips(segments, elements, section=None):
     """Tip positions at P = 300, 450, 600 (ramped from zero in 20 / 8 / 8 load steps)."""
-    system_of, q0, tip = bend_model(segments, elements)
+    system_of, q0, tip = bend_model(segments, elements, section)
     out = {}
     for P, steps in ((300, 20), (450, 8), (600, 8)):
         sol = solve_static(system_of(jnp.asarray(float(P))), q0, steps)
@@ -195,7 +226,8 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     (the seed's element); `bend_p{300,450,600}_tip_{x,y,z}` (m) and
     `bend_p{...}_rel_err_{x,y,z}` against Simo & Vu-Quoc, `bend_p{...}_disp_err` (the
     distance to the reference tip over the reference tip displacement), the same with
-    `_fine` (16 × 2 elements; not in quick); `rollup_tip_err_n{16,32}` (/L),
+    `_fine` (16 × 2 elements) and `_jpolar` (16 × 2, torsion constant $I_p = 1/6$
+    instead of St-Venant's 0.1406; neither in quick); `rollup_tip_err_n{16,32}` (/L),
     `rollup_rotation_err_n{16,32}` (rad); `rod_energy_drift_h{1,0p5}ms`, `rod_tip_min_z` (m).
     """
     out_dir = pathlib.Path(out_dir)
@@ -217,10 +249,10 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         arrays["mesh_study_n"] = np.array(meshes)
         arrays["mesh_study_rect_freq_err"] = np.array([frequency_errors(SECTIONS["rect"], n) for n in meshes])
 
-    bends = {"": (8, 2)} | ({} if quick else {"_fine": (16, 2)})
-    for suffix, (segments, elements) in bends.items():
+    bends = {"": (8, 2, None)} | ({} if quick else {"_fine": (16, 2, None), "_jpolar": (16, 2, UnwarpedSquare(1.0))})
+    for suffix, (segments, elements, section) in bends.items():
         start = time.perf_counter()
-        tips = bend_tips(segments, elements)
+        tips = bend_tips(segments, elements, section)
         summary[f"bend_wall_s{suffix}"] = time.perf_counter() - start
         tip0 = np.array([BEND_RADIUS * np.sin(np.pi / 4), BEND_RADIUS * (1 - np.cos(np.pi / 4)), 0.0])
         for P, ref in BEND_REFERENCE.items():
