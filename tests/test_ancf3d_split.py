@@ -328,7 +328,7 @@ def test_bad_moment_and_load_input_raises():
 
 
 # -- large rotations: reduced versions of experiments/ancf3d_validation.py ----------------
-@pytest.mark.slow  # ~60 s: a 4-body polygon, 20 load steps
+@pytest.mark.slow  # ~60 s with a cold compilation cache: a 4-body polygon, 20 load steps
 def test_45_degree_bend_tip_at_p300_against_simo_vu_quoc():
     # Bathe & Bolourchi's 45° bend (R = 100, unit square, E = 1e7) with 4 straight
     # segments of 2 elements; Simo & Vu-Quoc (1986): (58.84, 22.33, 40.08) at P = 300.
@@ -344,7 +344,7 @@ def test_45_degree_bend_tip_at_p300_against_simo_vu_quoc():
     assert np.linalg.norm(np.asarray(tip(sol.q)) - reference) / np.linalg.norm(reference - start) < 3.5e-2
 
 
-@pytest.mark.slow  # ~40 s: compiles the generalized-alpha loop
+@pytest.mark.slow  # ~40 s with a cold compilation cache (the generalized-alpha loop)
 def test_spinning_rod_conserves_energy_at_rho_inf_1():
     # a rod on a spherical joint, released horizontally with 4 rad/s about the vertical:
     # large 3D rotation; the experiment runs 8 elements for 2 s
