@@ -32,7 +32,7 @@ from flexjax.models import parallel_robot as pr
 from flexjax.plotting import _pyplot
 
 NAME = "parallel_robot"
-DESCRIPTION = "3-RRPaR robot, flexible ANCF rods E = 116/10/1 GPa vs rigid: platform errors, rod stress (seed 001 Figs. 8-11)"
+DESCRIPTION = "3-RRPaR robot, flexible Ti-6Al-4V ANCF rods (nu = 0.34) E = 116/10/1 GPa vs rigid: platform errors, rod stress (seed 001 Figs. 8-11)"
 
 MODULI = {"e116": 116e9, "e10": 10e9, "e1": 1e9}
 # (E, nu) per flexible run: the rods' real material, and nu = 0 at E = 116 GPa
