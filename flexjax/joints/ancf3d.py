@@ -157,8 +157,8 @@ class AncfClamp3D(AbstractJoint):
     shear at the wall follow from the continuum. `full=True` holds all 12 nodal
     coordinates (every gradient at its reference value: no strain at the wall node, the
     usual fixed support of a beam model); the axial strain is then forced to zero at the
-    wall, so an axial load sees an $O(l)$ local stiffening (measured −0.59 % of $PL/EA$
-    at 20 elements). `rotation` $R_0$ has the beam's section axes (x, y, z) as columns
+    wall, so an axial load sees an $O(l)$ local stiffening (quantified in docs/ancf3d.md).
+    `rotation` $R_0$ has the beam's section axes (x, y, z) as columns
     in the frame of `body_j` (the world on ground); default the identity. On a body with
     natural coordinates (`RigidBody3D`) the rows are linear in $q$.
 
