@@ -41,13 +41,16 @@ def _settings(quick):
     return (1.0, 2e-4) if quick else (DURATION, 1e-4)
 
 
-def run_cases(t1, h, cases=CASES, progress=False):
+def run_cases(t1, h, cases=CASES, progress=False, animation=None):
     """Ideal arm and the clearance `cases` (one vmapped batch); returns a dict
     suffix -> (t, tip error, tip acceleration, torques, penetration) as NumPy arrays,
-    and the wall time of the batch (s)."""
+    and the wall time of the batch (s). With `animation` (a path), the ideal arm's
+    motion is written there."""
     save_every = max(1, round(SAVE_DT / h))
     ideal = clearance_arm()
     traj = simulate_arm(ideal, t1, h, save_every=save_every, progress=progress)
+    if animation is not None:
+        traj.animate(ideal, animation, fps=20, speed=2.0, title="two-link ANCF arm tracking a circle (ideal elbow)")
     out = {"ideal": (np.asarray(traj.t),) + tuple(np.asarray(x) for x in responses(ideal, traj)) + (None,)}
     template = clearance_arm(clearance=0.5e-3)
 
@@ -91,7 +94,8 @@ def _figure(runs, names, labels, title, path):
 
 
 def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> dict[str, float]:
-    """Run the six cases; write `fig6_clearance.png`, `fig7_stiffness.png`, `runs.npz`.
+    """Run the six cases; write `fig6_clearance.png`, `fig7_stiffness.png`, `runs.npz` and
+    `arm.gif` (the ideal arm's motion).
 
     **Returns:** `tip_error_max_ideal`, `tip_error_max_c001`, `tip_error_max_c02`,
     `tip_error_max_c05`, `tip_error_max_e3`, `tip_error_max_e30` (= the c05 run),
@@ -101,7 +105,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     t1, h = _settings(quick)
-    runs, wall = run_cases(t1, h, progress=progress)
+    runs, wall = run_cases(t1, h, progress=progress, animation=out_dir / "arm.gif")
     runs["e30"] = runs["c05"]
     np.savez_compressed(out_dir / "runs.npz", **{f"{k}_{f}": v for k, r in runs.items()
                                                   for f, v in zip(("t", "error", "accel", "torque", "pen"), r)

@@ -16,7 +16,9 @@ import pathlib
 
 import jax
 
-MIN_COMPILE_TIME_S = 0.1  # programs compiling faster than this are not worth a file
+# every program is kept, also the small ones of eager operations, which a new process
+# would otherwise compile again by the dozen (docs/compile.md)
+MIN_COMPILE_TIME_S = 0.0
 
 
 def default_cache_dir() -> pathlib.Path:
