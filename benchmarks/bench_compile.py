@@ -39,6 +39,7 @@ QUICK = ("pendulum", "slider_crank")
 def _model(name):
     """`(build(p) -> System, run(system, horizon) -> Trajectory, p0, horizon, grad_horizon,
     scalar(traj))` of one benchmark model; `p` is the differentiated parameter."""
+    import equinox as eqx
     import jax.numpy as jnp
 
     import flexjax as fj
@@ -78,7 +79,11 @@ def _model(name):
     if name == "parallel_robot":
         from flexjax.models import parallel_robot as robot
 
-        build = lambda p: robot.parallel_robot(youngs=p)
+        from flexjax.bodies import AncfBeam3D
+
+        base = robot.parallel_robot()  # the builder checks the workspace on concrete numbers
+        rods = lambda s: [b.youngs for b in s.bodies if isinstance(b, AncfBeam3D)]
+        build = lambda p: eqx.tree_at(rods, base, [jnp.asarray(p, float)] * len(rods(base)))
         run = lambda s, t1: robot.run(s, t1, 0.002)
         return build, run, 116e9, 0.1, 0.01, lambda tr: tr.q[-1, -3]
     raise ValueError(f"unknown model {name!r}; choose from {MODELS}")

@@ -272,4 +272,4 @@ def simulate(
     traj, res = run(*args, n) if progress else run(*args)
     if consistent:
         traj = check_projection(traj, *res)
-    return check_result(traj) if throw else traj
+    return check_result(traj, system) if throw else traj
