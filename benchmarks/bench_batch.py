@@ -41,6 +41,8 @@ split CPU, so K may equal the core count; docs/batch.md).
 import argparse
 import json
 import os
+
+os.environ.setdefault("FLEXJAX_NO_CACHE", "1")  # compile times: never load from the persistent cache
 import platform
 import statistics
 import sys

@@ -40,6 +40,8 @@ import subprocess
 import sys
 import time
 
+os.environ.setdefault("FLEXJAX_NO_CACHE", "1")  # compile times: never load from the persistent cache
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp

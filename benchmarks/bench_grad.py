@@ -16,6 +16,8 @@ peak scratch memory of the call beyond its inputs and outputs.
 import argparse
 import json
 import os
+
+os.environ.setdefault("FLEXJAX_NO_CACHE", "1")  # compile times: never load from the persistent cache
 import statistics
 import time
 

@@ -66,6 +66,8 @@ writes one flat JSON object (the keys `single_time_ratio_<n>`,
 import argparse
 import json
 import os
+
+os.environ.setdefault("FLEXJAX_NO_CACHE", "1")  # compile times: never load from the persistent cache
 import platform
 import statistics
 import subprocess

@@ -23,6 +23,8 @@ pool spins and a 400x400 LU takes 40x longer.
 
 import os
 
+os.environ.setdefault("FLEXJAX_NO_CACHE", "1")  # compile times: never load from the persistent cache
+
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402

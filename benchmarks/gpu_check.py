@@ -28,6 +28,8 @@ import argparse
 import importlib.util
 import json
 import os
+
+os.environ.setdefault("FLEXJAX_NO_CACHE", "1")  # compile times: never load from the persistent cache
 import pathlib
 import statistics
 import sys
