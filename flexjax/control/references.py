@@ -13,6 +13,12 @@ from jaxtyping import Array, Float
 from .._checks import check_finite, check_positive, check_shape, is_concrete
 
 
+def _cycloid(tau):
+    r"""Cycloidal fraction $\tau - \sin(2\pi\tau)/2\pi$ of a move, $\tau$ clipped to [0, 1]."""
+    tau = jnp.clip(tau, 0.0, 1.0)
+    return tau - jnp.sin(2 * jnp.pi * tau) / (2 * jnp.pi)
+
+
 class ConstantRate(eqx.Module):
     r"""$g(t) = g_0 + \omega t$."""
 
@@ -55,8 +61,7 @@ class RestToRest(eqx.Module):
     start: Float[Array, ""] = eqx.field(converter=jnp.asarray, default=0.0)
 
     def __call__(self, t):
-        tau = jnp.clip((t - self.start) / self.duration, 0.0, 1.0)
-        return self.amplitude * (tau - jnp.sin(2 * jnp.pi * tau) / (2 * jnp.pi))
+        return self.amplitude * _cycloid((t - self.start) / self.duration)
 
 
 class Ramp(eqx.Module):
@@ -149,8 +154,7 @@ class Cycloidal(eqx.Module):
         self.initial = _scalar("Cycloidal", "initial", initial)
 
     def __call__(self, t):
-        tau = jnp.clip((t - self.start) / self.duration, 0.0, 1.0)
-        return self.initial + self.amplitude * (tau - jnp.sin(2 * jnp.pi * tau) / (2 * jnp.pi))
+        return self.initial + self.amplitude * _cycloid((t - self.start) / self.duration)
 
 
 class Trapezoidal(eqx.Module):
