@@ -16,18 +16,17 @@ $\gamma = \tfrac12 + \alpha_f - \alpha_m$, $\beta = \tfrac14(\gamma+\tfrac12)^2$
 
 The constraint rows are divided by $\beta' h^2$, $\beta' = \beta(1-\alpha_f)/(1-\alpha_m)$,
 so that the Newton matrix $\approx [M,\ \Phi_q^T;\ \Phi_q,\ 0]$ stays well conditioned as
-$h \to 0$. Newton uses the exact Jacobian of the residual (forward-mode autodiff),
-either at every iteration (`newton="full"`) or kept across iterations and steps and
-refreshed only when the iteration stops contracting (`newton="modified"`, see
-`GeneralizedAlpha`).
+$h \to 0$. The Newton strategy is a field (`flexjax.solvers.newton`): by default the
+exact Jacobian of the residual (forward-mode autodiff) is formed when the measured
+contraction says it pays and kept across iterations and steps otherwise
+(`KeptNewton`); `newton="full"` forms it at every iteration (`FullNewton`).
 
 Gradients: forward and reverse mode differentiate each step's *solution* by the
 implicit function theorem ($dx = -R_x^{-1} R_p\, dp$) instead of unrolling the
 iterations; this is exact at the converged point and costs one extra linear solve per
-step. Full Newton wraps the solve in `jax.lax.custom_root` (the tangent matrix formed
-and factored); modified Newton in `implicit_root` (`flexjax.solvers.implicit`), whose
-tangent solves start from the matrix kept at the step's end and refine on the measured
-error.
+step (`flexjax.solvers.implicit.implicit_root`: with a kept matrix, its tangent solves
+start from it and refine on the measured error; with full Newton the tangent matrix
+is formed and factored; with `redundant`, `jax.lax.custom_root` and least squares).
 """
 
 import math
@@ -41,22 +40,19 @@ from jaxtyping import Array, Bool, Float, Int
 from .._checks import is_concrete
 from . import dense
 from .base import AbstractDAESolver
-from .batching import batch_any, batch_linearized, batch_mean, max_abs, sum_last, update_where
+from .batching import batch_linearized, batch_mean, max_abs
 from .implicit import implicit_root
+from .newton import AbstractNewton, FullNewton, Increment, KeptMatrix, KeptNewton, linear_solve, rotate_matrix, rotation
+
+_rotation, _rotate_matrix = rotation, rotate_matrix  # earlier private names
 
 
 class GAState(eqx.Module):
     r"""Loop state: positions `q`, velocities `v`, pseudo-accelerations `a`, true
-    accelerations `qdd`, multipliers `lam` and the states `z` of the stateful force
-    elements used in the last step (`System.force_states`). With `newton="modified"`
-    also the kept inverse Newton matrix, transposed (`jac_inv_t`: the Newton step is
-    `r @ jac_inv_t`), and whether it has been computed yet (`jac_valid`); `None`
-    otherwise. With `shared_matrix=True`, `jac_inv_t` is
-    $[\bar J^{-1};\ \bar J^{-1} J' \bar J^{-1}]^T$ (n x 2n): the batch's inverse and
-    its first-order change, and `jac_coord` is the sample's coordinate $t$ along the
-    batch's parameter direction (see `GeneralizedAlpha`). With `corotate=True`,
-    `jac_ref` is the position the kept matrix is turned to: the last step's predicted
-    position, or the one it was formed at (with `shared_matrix`, the batch's mean)."""
+    accelerations `qdd`, multipliers `lam`, the states `z` of the stateful force
+    elements used in the last step (`System.force_states`), and what the Newton
+    strategy keeps between steps (`newton.KeptMatrix` for `KeptNewton`, `None` for
+    `FullNewton`)."""
 
     q: Float[Array, " nq"]
     v: Float[Array, " nq"]
@@ -64,10 +60,7 @@ class GAState(eqx.Module):
     qdd: Float[Array, " nq"]
     lam: Float[Array, " m"]
     z: tuple = ()
-    jac_inv_t: Float[Array, "n k"] | None = None
-    jac_valid: Bool[Array, ""] | None = None
-    jac_coord: Float[Array, ""] | None = None
-    jac_ref: Float[Array, " nq"] | None = None
+    kept: KeptMatrix | None = None
 
 
 class StepInfo(eqx.Module):
@@ -79,16 +72,6 @@ class StepInfo(eqx.Module):
     error: Float[Array, ""]
     iterations: Int[Array, ""]
     jacobians: Int[Array, ""]
-
-
-def linear_solve(J, r, least_squares: bool = False):
-    """`J^{-1} r` (`dense.solve`: LU, or batched Gauss-Jordan where batched LAPACK may
-    hang), or with `least_squares` the minimum-norm least-squares solution (SVD;
-    singular values below 1e-10 of the largest are dropped), which stays exact for
-    consistent systems whose matrix is rank deficient (redundant constraints)."""
-    if least_squares:
-        return jnp.linalg.lstsq(J, r, rcond=1e-10)[0]
-    return dense.solve(J, r)
 
 
 def consistent_accelerations(system, q, v, t, least_squares: bool = False):
@@ -124,23 +107,25 @@ class GeneralizedAlpha(AbstractDAESolver):
       more joints than it needs) is handled: the accelerations and positions are unique,
       the multipliers are the minimum-norm ones (only their combination $\Phi_q^T\lambda$
       is defined). Costs an SVD per Newton iteration instead of an LU solve.
-    - `newton`: `"full"` (default) forms the Newton matrix by autodiff and solves with
-      it at every iteration (quadratic convergence). `"modified"` keeps the inverse
-      Newton matrix across iterations *and steps* and forms a new one only when it
-      is missing (first step), when an increment shrank by less than
-      `contraction_max` relative to the previous one, or after `reuse_iterations`
-      iterations of one step without convergence. An iteration then costs one
-      residual evaluation and one matrix-vector product. Convergence is linear with
-      the measured rate $\theta$, so the scaled error is $\max(1, \theta/(1-\theta))$
-      times the increment. Under `vmap` a new matrix is formed for the whole batch
-      when any sample needs one (every sample takes its new matrix, also one that
-      has already converged in this step), so batches of similar samples pay for it
-      rarely; batched results equal per-sample runs to the Newton tolerance, not
-      bit for bit. Results agree with `"full"` to the Newton
-      tolerance; gradients are the same (implicit differentiation at the converged
-      point uses the exact Jacobian either way).
-    - `contraction_max`, `reuse_iterations`: the refresh rules of `"modified"`.
-    - `tangent_refinements`: with `"modified"`, the linear solves of implicit
+    - `newton`: the Newton strategy (`flexjax.solvers.newton`). `"auto"` (default, also
+      `"modified"`): `KeptNewton`, the inverse Newton matrix kept across iterations *and
+      steps* and formed anew only when the measured contraction says it pays: when it
+      is missing, when an increment shrank by less than `contraction_max` relative to
+      the previous one, when the measured rate predicts no convergence within
+      `max_iter`, or after `reuse_iterations` iterations of one step without a new
+      one. An
+      iteration with a kept matrix costs one residual evaluation and one matrix-vector
+      product. Convergence is then linear with the measured rate $\theta$, and the
+      scaled error tested is $\max(1, \theta/(1-\theta))$ times the increment.
+      Under `vmap` each sample keeps its own matrix and makes its own decisions; a
+      new matrix is formed for the batch when any sample asks for one and taken only
+      by the samples that asked, so a sample's iterates are those of its own run.
+      `"full"` (`FullNewton`): a new matrix at every iteration (quadratic
+      convergence). An `AbstractNewton` instance may be passed instead of a name.
+      Results agree to the Newton tolerance, and gradients are the same (implicit
+      differentiation at the converged point uses the exact Jacobian either way).
+    - `contraction_max`, `reuse_iterations`: the refresh rules of the kept matrix.
+    - `tangent_refinements`: with a kept matrix, the linear solves of implicit
       differentiation ($R_x\,dx = b$ in forward mode, $R_x^T\bar b = \bar x$ in
       reverse mode) start from the inverse $P$ kept at the end of the step's Newton
       solve and take up to this many refinement steps
@@ -150,7 +135,7 @@ class GeneralizedAlpha(AbstractDAESolver):
       that this cannot be reached in time, or it was not, the exact matrix is formed
       and factored instead (`flexjax.solvers.implicit.refined_solve`). `0` always
       forms the exact matrix. Not used with `redundant` (a singular $R_x$).
-    - `shared_matrix`: with `"modified"`, under `vmap` form one Newton matrix for the
+    - `shared_matrix`: with a kept matrix, under `vmap` form one Newton matrix for the
       whole batch instead of one per sample: the residual's Jacobian $\bar J$ at the
       batch's mean sample (mean of every batched parameter and state; mean-based
       preconditioning, Powell & Elman 2009) together with its derivative $J'$ along
@@ -169,7 +154,7 @@ class GeneralizedAlpha(AbstractDAESolver):
       matrix to contract fails its step (`max_iter`) like any non-converging Newton
       solve. Under `run_batch` each device shares its own matrix. Without `vmap` it
       changes nothing.
-    - `corotate`: with `"modified"`, rotate the kept matrix with the system. When the
+    - `corotate`: with a kept matrix, rotate the kept matrix with the system. When the
       coordinates come in $(x, y)$ pairs that turn together under a rigid rotation of
       the system and the constraint rows come in pairs that turn with them (planar
       ANCF beams: constant isotropic mass matrix, objective elastic forces, constant
@@ -196,7 +181,7 @@ class GeneralizedAlpha(AbstractDAESolver):
     max_iter: int = eqx.field(static=True, default=20)
     index2: bool = eqx.field(static=True, default=False)
     redundant: bool = eqx.field(static=True, default=False)
-    newton: str = eqx.field(static=True, default="full")
+    newton: str | AbstractNewton = eqx.field(static=True, default="auto")
     contraction_max: float = eqx.field(static=True, default=0.5)
     reuse_iterations: int = eqx.field(static=True, default=6)
     tangent_refinements: int = eqx.field(static=True, default=8)
@@ -214,16 +199,27 @@ class GeneralizedAlpha(AbstractDAESolver):
                 "GeneralizedAlpha: need max_iter >= 1 and positive, finite rtol and atol, got "
                 f"max_iter={self.max_iter}, rtol={self.rtol}, atol={self.atol}."
             )
-        if self.newton not in ("full", "modified"):
-            raise ValueError(f"GeneralizedAlpha: `newton` must be 'full' or 'modified', got {self.newton!r}.")
+        if not (self.newton in ("auto", "modified", "full") or isinstance(self.newton, AbstractNewton)):
+            raise ValueError("GeneralizedAlpha: `newton` must be 'auto', 'modified', 'full' or an AbstractNewton, "
+                             f"got {self.newton!r}.")
         if not 0.0 < self.contraction_max < 1.0 or self.reuse_iterations < 1:
             raise ValueError("GeneralizedAlpha: need 0 < contraction_max < 1 and reuse_iterations >= 1.")
-        if self.shared_matrix and self.newton != "modified":
-            raise ValueError("GeneralizedAlpha: `shared_matrix=True` needs newton='modified' (a kept Newton matrix).")
-        if self.corotate and self.newton != "modified":
-            raise ValueError("GeneralizedAlpha: `corotate=True` needs newton='modified' (a kept Newton matrix).")
+        kept = isinstance(self.strategy, KeptNewton)
+        if self.shared_matrix and not kept:
+            raise ValueError("GeneralizedAlpha: `shared_matrix=True` needs a kept Newton matrix (newton='auto').")
+        if self.corotate and not kept:
+            raise ValueError("GeneralizedAlpha: `corotate=True` needs a kept Newton matrix (newton='auto').")
         if self.tangent_refinements < 0:
             raise ValueError(f"GeneralizedAlpha: `tangent_refinements` must be >= 0, got {self.tangent_refinements}.")
+
+    @property
+    def strategy(self) -> AbstractNewton:
+        """The Newton strategy that `newton` names (see `flexjax.solvers.newton`)."""
+        if isinstance(self.newton, AbstractNewton):
+            return self.newton
+        if self.newton == "full":
+            return FullNewton()
+        return KeptNewton(self.contraction_max, self.reuse_iterations, self.shared_matrix)
 
     def coefficients(self):
         """$(\\alpha_m, \\alpha_f, \\gamma, \\beta)$ from $\\rho_\\infty$ (Chung-Hulbert)."""
@@ -237,19 +233,14 @@ class GeneralizedAlpha(AbstractDAESolver):
     def init(self, system, t0, q0, v0) -> GAState:
         """State at `t0` with consistent accelerations and multipliers."""
         qdd, lam = consistent_accelerations(system, q0, v0, t0, self.redundant)
-        jac_inv_t = jac_valid = jac_coord = jac_ref = None
         if self.corotate and (q0.shape[0] % 2 or lam.shape[0] % 2):
             raise ValueError("GeneralizedAlpha: `corotate=True` needs (x, y) pairs: an even number of coordinates "
                              f"and of constraint rows, got {q0.shape[0]} and {lam.shape[0]}.")
+        n = q0.shape[0] + lam.shape[0] * (2 if self.index2 else 1)
+        kept = self.strategy.init(n, q0.dtype)
         if self.corotate:
-            jac_ref = self._frame_position(q0)
-        if self.newton == "modified":
-            n = q0.shape[0] + lam.shape[0] * (2 if self.index2 else 1)
-            jac_inv_t, jac_valid = jnp.zeros((n, n), q0.dtype), jnp.array(False)
-            if self.shared_matrix:
-                jac_inv_t, jac_coord = jnp.zeros((n, 2 * n), q0.dtype), jnp.zeros((), q0.dtype)
-        return GAState(q=q0, v=v0, a=qdd, qdd=qdd, lam=lam, z=system.force_states(),
-                       jac_inv_t=jac_inv_t, jac_valid=jac_valid, jac_coord=jac_coord, jac_ref=jac_ref)
+            kept = eqx.tree_at(lambda k: k.ref, kept, self._frame_position(q0), is_leaf=lambda v: v is None)
+        return GAState(q=q0, v=v0, a=qdd, qdd=qdd, lam=lam, z=system.force_states(), kept=kept)
 
     def step(self, system, t, h, s: GAState) -> tuple[GAState, StepInfo]:
         r"""Advance `s` from `t` to `t + h`.
@@ -287,76 +278,39 @@ class GeneralizedAlpha(AbstractDAESolver):
 
         residual = lambda x: residual_of(system, x)
         x0 = jnp.concatenate([s.qdd, s.lam] + ([jnp.zeros(m, s.q.dtype)] if self.index2 else []))
-        scale = (nq, m, beta_h2, max_abs(s.q))
-        if self.newton == "modified":
-            m_bar = max_abs(jnp.diagonal(system.mass(s.q)))
-            fresh = self._fresh_inverse(residual_of, system)
-            kept, turn = (s.jac_inv_t, s.jac_coord), None
-            if self.corotate:  # turn the kept matrix from its position to this step's prediction
-                position = lambda x: self._frame_position(kinematics(x)[1])
-                predicted = position(x0)
-                c, s_ = _rotation(s.jac_ref, predicted)
-                kept = (_rotate_matrix(kept[0], c, s_), kept[1])
-                turn = (position, predicted)
-            newton = lambda f, x: self._modified_newton(f, x, *scale, m_bar, fresh, kept, s.jac_valid, turn)
-        else:
-            newton = lambda f, x: self._newton(f, x, *scale)
-        if self.newton == "modified" and not self.redundant:
+        strategy = self.strategy
+        kept = isinstance(strategy, KeptNewton)
+        tol = self.atol + self.rtol * max_abs(s.q)
+        # with a kept matrix the mass block's scale is read at the step's start
+        m_bar = max_abs(jnp.diagonal(system.mass(s.q))) if kept else None
+        increment = Increment(nq, m, beta_h2, tol, m_bar)
+        fresh = self._fresh_inverse(residual_of, system) if kept else None
+        turn = None
+        if self.corotate:
+            position = lambda x: self._frame_position(kinematics(x)[1])
+            turn = (position, position(x0))
 
-            def newton_kept(f, x):
-                x, aux = newton(f, x)
-                return x, aux[3][0][:, : x.shape[0]].T, aux
+        def newton(f, x):
+            x, result = strategy.solve(f, x, increment, self.max_iter, s.kept, fresh, turn, self.redundant)
+            P = result.kept.inv_t[:, : x.shape[0]].T if kept else jnp.zeros((0, 0), x.dtype)
+            return x, P, result
 
-            # tangent solves preconditioned by the (batch's) inverse kept at the step's end
-            x, _, aux = implicit_root(residual, x0, newton_kept, self.tangent_refinements)
-        elif not self.redundant:
-
-            def newton_plain(f, x):
-                x, aux = newton(f, x)
-                return x, jnp.zeros((0, 0), x.dtype), aux
-
-            # tangent solves with the exact matrix (no kept inverse: zero refinements);
-            # unlike custom_root, nothing of the derivative is traced unless differentiated
-            x, _, aux = implicit_root(residual, x0, newton_plain, 0)
+        if not self.redundant:
+            # tangent solves preconditioned by the inverse kept at the step's end (none
+            # kept: zero refinements, the exact matrix); unlike custom_root, nothing of
+            # the derivative is traced unless differentiated
+            x, _, result = implicit_root(residual, x0, newton, self.tangent_refinements if kept else 0)
         else:
             # aux must be floating point: custom_root's JVP rule gives aux float tangents
-            x, aux = jax.lax.custom_root(residual, x0, newton, self._tangent_solve, has_aux=True)
-        error, iters, njac = aux[:3]
+            x, result = jax.lax.custom_root(residual, x0, lambda f, x: _drop_p(newton(f, x)), self._tangent_solve,
+                                            has_aux=True)
         qdd, lam = x[:nq], x[nq : nq + m]
         a1, q1, v1 = kinematics(x)
-        info = StepInfo(error <= 1.0, error, iters.astype(int), njac.astype(int))
-        jac = {}
-        if self.newton == "modified":  # the kept matrix only steers Newton: no derivative
-            jac_inv_t, jac_coord = jax.lax.stop_gradient(aux[3])
-            jac = dict(jac_inv_t=jac_inv_t, jac_coord=jac_coord, jac_valid=s.jac_valid | (njac > 0))
-            if self.corotate:
-                jac["jac_ref"] = jax.lax.stop_gradient(aux[4])
-        return GAState(q=q1, v=v1, a=a1, qdd=qdd, lam=lam, z=z, **jac), info
-
-    def _newton(self, residual, x0, n_dyn, m, beta_h2, q_scale):
-        r"""Full Newton with the autodiff Jacobian; returns `(x, (error, iterations))`.
-
-        Increments are measured in position units, where round-off has a floor of
-        $\epsilon |q|$ whatever the step size: $\Delta q = \beta' h^2 \Delta\ddot q$ and
-        $\beta' h^2 \Delta\lambda / \bar m$ ($\bar m$: largest diagonal entry of the mass
-        block), against `atol + rtol * max|q|`. Newton converges quadratically, so the
-        error left after the last increment is far below it.
-        """
-        tol = self.atol + self.rtol * q_scale
-
-        def cond(c):
-            x, it, err = c
-            return (it == 0) | ((it < self.max_iter) & (err > 1.0) & jnp.isfinite(err))
-
-        def body(c):
-            x, it, _ = c
-            J, r = jax.jacfwd(lambda y: (r := residual(y), r), has_aux=True)(x)
-            dx = linear_solve(J, r, self.redundant)
-            err = _increment_error(dx, J, n_dyn, m, beta_h2) / tol
-            return x - dx, it + 1, jnp.where(jnp.isfinite(err), err, jnp.inf)
-
-        x, it, err = jax.lax.while_loop(cond, body, (x0, jnp.array(0), jnp.array(jnp.inf, x0.dtype)))
-        return x, (err, it.astype(x.dtype), it.astype(x.dtype))
+        info = StepInfo(result.error <= 1.0, result.error, result.iterations.astype(int),
+                        result.jacobians.astype(int))
+        # the kept matrix only steers Newton: no derivative
+        kept_next = jax.lax.stop_gradient(result.kept) if kept else None
+        return GAState(q=q1, v=v1, a=a1, qdd=qdd, lam=lam, z=z, kept=kept_next), info
 
     def _fresh_inverse(self, residual_of, system):
         """`x -> (jac_inv_t, jac_coord)`, a new kept inverse at `x` (see `GAState`): the
@@ -382,104 +336,11 @@ class GeneralizedAlpha(AbstractDAESolver):
         with `shared_matrix` the batch's mean (`batch_mean`), whose matrix it is."""
         return batch_mean(q) if self.shared_matrix else q
 
-    def _modified_newton(self, residual, x0, n_dyn, m, beta_h2, q_scale, m_bar, fresh, kept, jac_valid, turn=None):
-        r"""Newton with a kept inverse Newton matrix; returns `(x, (error, iterations,
-        jacobians, kept, ref))`. See `newton` in the class docstring for the rules; `fresh`
-        and `kept` are `_fresh_inverse` and its result (`(jac_inv_t, jac_coord)`). With
-        `corotate`, `kept` has been turned to this step and `turn` is `(position, ref)`:
-        the map from unknowns to the position the matrix is referred to and this step's
-        predicted one; a new matrix resets `ref` to the position it is formed at.
-
-        Increments are measured as in `_newton` (`m_bar`: largest diagonal entry of
-        the mass matrix at the step's start); with the contraction rate
-        $\theta_k = e_k / e_{k-1}$ of the increments, the error left after step $k$
-        is at most $\theta_k/(1-\theta_k)\,e_k$ (a geometric series).
-        """
-        tol = self.atol + self.rtol * q_scale
-        n = x0.shape[0]
-
-        def active(it, err):
-            return (it == 0) | ((it < self.max_iter) & (err > 1.0) & jnp.isfinite(err))
-
-        # Under vmap the loop runs while any sample is active (`batch_any`), and samples
-        # that are done keep their carries by `where`; the kept matrix is shared state (a
-        # refresh is for the whole batch), so it is never selected per sample (that
-        # select copied the whole batch of matrices at every iteration). The per-sample
-        # scalars travel as one array [iterations, error, previous increment, rate,
-        # refreshed in this step, matrices formed], updated by one fused `where`
-        # instead of one small kernel each.
-        def cond(c):
-            return batch_any(active(c[1][..., 0], c[1][..., 1]))
-
-        position, ref = turn if turn is not None else (None, None)
-
-        def body(c):
-            x, scalars, kept, ref = c
-            it, err, inc_prev, theta, new, njac = (scalars[..., k] for k in range(6))
-            on = active(it, err)
-            stale = (new == 0) & (it >= self.reuse_iterations)
-            need = on & ((njac == 0) & ~jac_valid | (theta > self.contraction_max) | stale)
-            if turn is None:
-                kept, refreshed = update_where(need, fresh, x, kept)
-            else:
-                (kept, ref), refreshed = update_where(need, lambda x: (fresh(x), position(x)), x, (kept, ref))
-            Jinv_t, coord = kept
-            r = residual(x)
-            dx = r @ Jinv_t  # r as the left operand: batched, the samples stay rows
-            if coord is not None:  # (J + t J')^{-1} = J^{-1} - t J^{-1} J' J^{-1} + O(t^2)
-                dx = dx[..., :n] - coord * dx[..., n:]
-            inc = _increment_error(dx, None, n_dyn, m, beta_h2, m_bar) / tol
-            inc = jnp.where(jnp.isfinite(inc), inc, jnp.inf)
-            theta_new = jnp.where(it == 0, 0.0, inc / inc_prev)
-            rate = jnp.minimum(theta_new, 0.99)
-            err_new = inc * jnp.maximum(1.0, rate / (1.0 - rate))
-            err_new = jnp.where(theta_new >= 1.0, jnp.maximum(err_new, 1.0 + inc), err_new)  # diverging: never accept
-            refreshed = refreshed.astype(x.dtype)
-            updated = jnp.stack([it + 1, err_new, inc, theta_new, jnp.maximum(new, refreshed), njac + refreshed], -1)
-            return jnp.where(on[..., None], x - dx, x), jnp.where(on[..., None], updated, scalars), kept, ref
-
-        scalars = jnp.array([0.0, jnp.inf, 0.0, 0.0, 0.0, 0.0], x0.dtype)
-        x, scalars, kept, ref = jax.lax.while_loop(cond, body, (x0, scalars, kept, ref))
-        return x, (scalars[..., 1], scalars[..., 0], scalars[..., 5], kept, ref)
-
     def _tangent_solve(self, g, y):
         # g is the linearized residual at the solution; its matrix is the Newton matrix
         return linear_solve(jax.jacfwd(g)(y), y, self.redundant)
 
 
-def _rotation(q_ref, q):
-    r"""`(cos φ, sin φ)` of the least-squares rotation about the origin that takes the
-    $(x, y)$ pairs of `q_ref` to those of `q`: $\varphi = \operatorname{atan2}(\sum
-    p^0 \times p, \sum p^0 \cdot p)$ (2D Kabsch); the identity when that is undefined.
-    The sums are fused trees (`sum_last`): once per step, where a reduction kernel
-    costs more than the arithmetic."""
-    x0, y0, x, y = q_ref[..., 0::2], q_ref[..., 1::2], q[..., 0::2], q[..., 1::2]
-    cross, dot = sum_last(x0 * y - y0 * x), sum_last(x0 * x + y0 * y)
-    norm = jnp.sqrt(cross * cross + dot * dot)
-    ok = norm > 0
-    safe = jnp.where(ok, norm, 1.0)
-    return jnp.where(ok, dot / safe, 1.0), jnp.where(ok, cross / safe, 0.0)
-
-
-def _rotate_matrix(M, c, s):
-    """$T M T^T$ for a kept inverse `M` (n x kn: k blocks side by side, each turned),
-    $T$ rotating every consecutive `(x, y)` pair by `(c, s)`: the four entries of each
-    2 x 2 tile combined elementwise, with no transposes."""
-    n, w = M.shape
-    A = M.reshape(n // 2, 2, w // 2, 2)
-    m00, m01, m10, m11 = A[:, 0, :, 0], A[:, 0, :, 1], A[:, 1, :, 0], A[:, 1, :, 1]
-    r00, r01, r10, r11 = c * m00 - s * m10, c * m01 - s * m11, s * m00 + c * m10, s * m01 + c * m11  # T M
-    tile = [[c * r00 - s * r01, s * r00 + c * r01], [c * r10 - s * r11, s * r10 + c * r11]]  # (T M) T^T
-    return jnp.stack([jnp.stack(row, axis=-1) for row in tile], axis=1).reshape(n, w)
-
-
-def _increment_error(dx, J, n_dyn, m, beta_h2, m_bar=None):
-    r"""Largest Newton increment in position units: $\beta' h^2|\Delta\ddot q|$,
-    $\beta' h^2|\Delta\lambda|/\bar m$ ($\bar m$: largest diagonal entry of the mass
-    block of `J`, unless given) and $\beta' h^2|\Delta\mu|$ (index-2 only)."""
-    if m_bar is None:
-        m_bar = max_abs(jnp.diagonal(J)[:n_dyn])
-    dq = beta_h2 * dx[:n_dyn]
-    dl = beta_h2 * dx[n_dyn : n_dyn + m] / m_bar
-    dmu = beta_h2 * dx[n_dyn + m :]
-    return max_abs(jnp.concatenate([dq, dl, dmu]))
+def _drop_p(solved):
+    x, _, result = solved
+    return x, result

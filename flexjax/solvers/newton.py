@@ -1,0 +1,290 @@
+r"""Newton strategies for the implicit step of `GeneralizedAlpha`.
+
+A strategy solves the step's residual $R(x) = 0$ for $x = [\ddot q; \lambda(; \mu)]$,
+measuring increments in position units (`Increment`), and reports a `NewtonResult`.
+It is a field of the solver, as diffrax makes its root finder one:
+
+- `FullNewton`: the Newton matrix $R_x$ formed by autodiff and factored at every
+  iteration (quadratic convergence; its cost per iteration grows like $n^3$).
+- `KeptNewton` (the default): the inverse Newton matrix is kept across iterations
+  *and steps* (`KeptMatrix`, in the solver's loop state) and formed anew only when the
+  measured contraction of the increments says it pays: missing, contracting slower than
+  `contraction_max`, predicted not to converge within the iteration cap, or stale after
+  `reuse_iterations` iterations of one step. An
+  iteration with the kept matrix costs one residual and one matrix-vector product.
+  Under `vmap` every sample keeps its own matrix and decides for itself: a new matrix
+  is formed for the batch when any sample asks for one, and only the samples that asked
+  take it, so a sample's iterates are those of its own run. With `shared=True` the
+  batch keeps one matrix (`GeneralizedAlpha(shared_matrix=True)`).
+
+Both converge to the same tolerance; results agree to it, and gradients are the same
+(implicit differentiation at the converged point, `flexjax.solvers.implicit`).
+"""
+
+import abc
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from . import dense
+from .batching import batch_any, max_abs, sum_last, update_where
+
+
+# A kept matrix converges linearly: its iterate's error is about the estimate, where a
+# Newton step's is far below the increment it accepts. Velocity errors of h^-1 times that
+# accumulate over the steps (a pendulum rattling in a 1 um clearance joint drifted 1e-5 m
+# from the full-Newton run in 5000 steps); holding the estimate to a tenth of the
+# tolerance brought that to 5e-8 m for about 5 % more iterations.
+KEPT_MARGIN = 10.0
+
+
+class Increment(eqx.Module):
+    r"""How Newton increments are measured: in position units, where round-off has a
+    floor of $\epsilon |q|$ whatever the step size. $\Delta q = \beta' h^2 \Delta\ddot q$,
+    $\beta' h^2 \Delta\lambda / \bar m$ ($\bar m$: largest diagonal entry of the mass
+    block) and $\beta' h^2 \Delta\mu$ (index-2 rows), against `tol`
+    (`atol + rtol * max|q|`): `increment(dx) <= 1` means converged."""
+
+    n_dyn: int = eqx.field(static=True)
+    m: int = eqx.field(static=True)
+    beta_h2: Float[Array, ""]
+    tol: Float[Array, ""]
+    m_bar: Float[Array, ""] | None = None
+
+    def __call__(self, dx, J=None):
+        m_bar = max_abs(jnp.diagonal(J)[: self.n_dyn]) if self.m_bar is None else self.m_bar
+        dq = self.beta_h2 * dx[..., : self.n_dyn]
+        dl = self.beta_h2 * dx[..., self.n_dyn : self.n_dyn + self.m] / m_bar
+        dmu = self.beta_h2 * dx[..., self.n_dyn + self.m :]
+        err = max_abs(jnp.concatenate([dq, dl, dmu], axis=-1)) / self.tol
+        return jnp.where(jnp.isfinite(err), err, jnp.inf)
+
+
+class KeptMatrix(eqx.Module):
+    r"""A kept Newton matrix, part of the solver's loop state.
+
+    - `inv_t`: the transposed inverse (the step is `r @ inv_t`: a faster batched product
+      on CPU than `inv @ r`), or with a shared batch matrix
+      $[\bar J^{-1};\ \bar J^{-1} J' \bar J^{-1}]^T$ (n x 2n): the batch's inverse and
+      its first-order change along the batch's parameter direction.
+    - `valid`: 1 once formed, else 0 (floating point, like every auxiliary output of an
+      implicitly differentiated solve).
+    - `coord`: with a shared matrix, the sample's coordinate $t$ along that direction.
+    - `ref`: with `corotate`, the position the matrix is turned to.
+    """
+
+    inv_t: Float[Array, "n k"]
+    valid: Float[Array, ""]
+    coord: Float[Array, ""] | None = None
+    ref: Float[Array, " nq"] | None = None
+
+
+class NewtonResult(eqx.Module):
+    """What a Newton solve reports: scaled `error` (<= 1 converged), `iterations`,
+    `jacobians` (Newton matrices formed) and the `kept` matrix to carry to the next
+    step (`None` for `FullNewton`). Counts are floating point: implicit differentiation
+    gives its auxiliary outputs zero tangents."""
+
+    error: Float[Array, ""]
+    iterations: Float[Array, ""]
+    jacobians: Float[Array, ""]
+    kept: KeptMatrix | None = None
+
+
+def linear_solve(J, r, least_squares: bool = False):
+    """`J^{-1} r` (`dense.solve`: LU, or batched Gauss-Jordan where batched LAPACK may
+    hang), or with `least_squares` the minimum-norm least-squares solution (SVD;
+    singular values below 1e-10 of the largest are dropped), which stays exact for
+    consistent systems whose matrix is rank deficient (redundant constraints)."""
+    if least_squares:
+        return jnp.linalg.lstsq(J, r, rcond=1e-10)[0]
+    return dense.solve(J, r)
+
+
+class AbstractNewton(eqx.Module):
+    """A Newton strategy (see the module docstring)."""
+
+    @abc.abstractmethod
+    def init(self, n: int, dtype) -> KeptMatrix | None:
+        """The kept state before the first step (`None` if it keeps nothing)."""
+
+    @abc.abstractmethod
+    def solve(self, residual, x0, increment: Increment, max_iter: int, kept, fresh, turn=None, least_squares=False):
+        r"""`(x, NewtonResult)` for `residual(x) = 0` from `x0`. `kept` is the carried
+        state, `fresh(x) -> (inv_t, coord)` forms a new kept inverse at `x`; `turn`,
+        with `corotate`: `(position, predicted)`, the map from unknowns to the position
+        a matrix is referred to and this step's predicted one."""
+
+
+class FullNewton(AbstractNewton):
+    """A new Newton matrix at every iteration (autodiff Jacobian, LU or least squares)."""
+
+    def init(self, n, dtype):
+        return None
+
+    def solve(self, residual, x0, increment, max_iter, kept, fresh, turn=None, least_squares=False):
+        def cond(c):
+            x, it, err = c
+            return (it == 0) | ((it < max_iter) & (err > 1.0) & jnp.isfinite(err))
+
+        def body(c):
+            x, it, _ = c
+            J, r = jax.jacfwd(lambda y: (r := residual(y), r), has_aux=True)(x)
+            dx = linear_solve(J, r, least_squares)
+            return x - dx, it + 1, increment(dx, J)
+
+        x, it, err = jax.lax.while_loop(cond, body, (x0, jnp.array(0), jnp.array(jnp.inf, x0.dtype)))
+        it = it.astype(x.dtype)
+        # quadratic convergence: the error left after the last increment is far below it
+        return x, NewtonResult(err, it, it)
+
+
+class KeptNewton(AbstractNewton):
+    r"""The Newton matrix kept across iterations and steps (see the module docstring).
+
+    - `contraction_max`: form a new matrix when an increment shrank by less than this
+      factor relative to the previous one.
+    - `reuse_iterations`: ... or after this many iterations of one step with the
+      matrix it started with.
+    - `shared`: one matrix for a whole `vmap` batch (`GeneralizedAlpha(shared_matrix=True)`).
+
+    Convergence is linear with the measured rate $\theta_k = e_k/e_{k-1}$ of the
+    increments, so the error left after iteration $k$ is at most
+    $\theta_k/(1-\theta_k)\,e_k$ (a geometric series), which is what is tested. A step
+    with a kept matrix is accepted only after its rate has been measured (two
+    iterations) and once that bound is below a tenth of the tolerance (`KEPT_MARGIN`);
+    an iteration with a new matrix (a Newton step) is accepted like `FullNewton`'s.
+    """
+
+    contraction_max: float = eqx.field(static=True, default=0.5)
+    reuse_iterations: int = eqx.field(static=True, default=6)
+    shared: bool = eqx.field(static=True, default=False)
+
+    def __check_init__(self):
+        if not 0.0 < self.contraction_max < 1.0 or self.reuse_iterations < 1:
+            raise ValueError("KeptNewton: need 0 < contraction_max < 1 and reuse_iterations >= 1.")
+
+    def init(self, n, dtype):
+        width = 2 * n if self.shared else n
+        return KeptMatrix(inv_t=jnp.zeros((n, width), dtype), valid=jnp.zeros((), dtype),
+                          coord=jnp.zeros((), dtype) if self.shared else None)
+
+    def solve(self, residual, x0, increment, max_iter, kept, fresh, turn=None, least_squares=False):
+        n = x0.shape[0]
+        position, predicted = turn if turn is not None else (None, None)
+
+        def active(it, err):
+            return (it == 0) | ((it < max_iter) & (err > 1.0) & jnp.isfinite(err))
+
+        # Under vmap the loop runs while any sample is active (`batch_any`), and samples
+        # that are done keep their carries by `where`. The per-sample scalars travel as
+        # one array [iterations, error, previous increment, rate, matrices formed],
+        # updated by one fused `where` instead of one small kernel each.
+        def cond(c):
+            return batch_any(active(c[1][..., 0], c[1][..., 1]))
+
+        def body(c):
+            x, scalars, matrix, ref = c
+            make = (lambda x: (fresh(x), ref)) if turn is None else (lambda x: (fresh(x), position(x)))
+            it, err, inc_prev, theta, njac = (scalars[..., k] for k in range(5))
+            on = active(it, err)
+            rate = jnp.minimum(theta, 0.99)
+            # iterations still needed at this rate (err shrinks by `rate` per iteration)
+            needed = jnp.log(jnp.maximum(err, 1.0)) / -jnp.log(jnp.maximum(rate, 1e-300))
+            hopeless = (it > 1) & (it + needed > max_iter)
+            need = on & (
+                ((it == 0) & (kept.valid == 0))  # none yet
+                | (theta > self.contraction_max)
+                | hopeless
+                | ((njac == 0) & (it >= self.reuse_iterations))
+            )
+            if self.shared:  # one matrix for the batch: whoever asks, all take it
+                (matrix, ref), refreshed = update_where(need, make, x, (matrix, ref))
+                refreshed = jnp.broadcast_to(refreshed, it.shape)
+            else:  # formed for the batch if any sample asks; only those that asked take it
+                (matrix, ref), _ = update_where(need, lambda x: _select(need, make(x), (matrix, ref)), x,
+                                                (matrix, ref))
+                refreshed = need
+            Jinv_t, coord = matrix
+            r = residual(x)
+            dx = r @ Jinv_t  # r as the left operand: batched, the samples stay rows
+            if coord is not None:  # (J + t J')^{-1} = J^{-1} - t J^{-1} J' J^{-1} + O(t^2)
+                dx = dx[..., :n] - coord * dx[..., n:]
+            inc = increment(dx)
+            theta_new = jnp.where(refreshed | (it == 0), 0.0, jnp.where(inc_prev > 0, inc / inc_prev, 0.0))
+            rate = jnp.minimum(theta_new, 0.99)
+            err_new = inc * jnp.maximum(1.0, rate / (1.0 - rate)) * jnp.where(refreshed, 1.0, KEPT_MARGIN)
+            # diverging, or a kept matrix whose rate is not measured yet, never accepted: a
+            # kept matrix much stiffer than the present one (a contact that has opened)
+            # makes small increments far from the root
+            unmeasured = (it == 0) & ~refreshed
+            err_new = jnp.where((theta_new >= 1.0) | unmeasured, jnp.maximum(err_new, 1.0 + inc), err_new)
+            refreshed = refreshed.astype(x.dtype)
+            updated = jnp.stack([it + 1, err_new, inc, theta_new, njac + refreshed], -1)
+            return jnp.where(on[..., None], x - dx, x), jnp.where(on[..., None], updated, scalars), matrix, ref
+
+        inv_t = kept.inv_t
+        if turn is not None:  # turn the kept matrix from its position to this step's prediction
+            inv_t = rotate_matrix(inv_t, *rotation(kept.ref, predicted))
+        scalars = jnp.array([0.0, jnp.inf, 0.0, 0.0, 0.0], x0.dtype)
+        start = ((inv_t, kept.coord), predicted if turn is not None else kept.ref)
+        x, scalars, matrix, ref = jax.lax.while_loop(cond, body, (x0, scalars, *start))
+        njac = scalars[..., 4]
+        kept = KeptMatrix(inv_t=matrix[0], coord=matrix[1], ref=ref, valid=jnp.maximum(kept.valid, njac > 0))
+        return x, NewtonResult(scalars[..., 1], scalars[..., 0], njac, kept)
+
+
+def _select(need, new, old):
+    """Per sample: `new` where `need`, else `old`. Called only inside a refresh branch
+    (so every sample of one run needs it): without `vmap` it is `new`, with no copy;
+    under `vmap` a select over the batch, paid only when a matrix is formed."""
+    leaves, tree = jax.tree_util.tree_flatten(new)
+    return jax.tree_util.tree_unflatten(tree, _select_leaves(need, leaves, jax.tree_util.tree_leaves(old)))
+
+
+@jax.custom_batching.custom_vmap
+def _select_leaves(need, new, old):
+    return new
+
+
+@_select_leaves.def_vmap
+def _select_leaves_vmap(axis_size, in_batched, need, new, old):
+    need_b, new_b, old_b = in_batched
+    out = []
+    for a, b, ab, bb in zip(new, old, new_b, old_b):
+        if not (need_b or ab or bb):
+            out.append(a)
+            continue
+        a = a if ab else jnp.broadcast_to(a, (axis_size,) + a.shape)
+        b = b if bb else jnp.broadcast_to(b, (axis_size,) + b.shape)
+        flag = need if need_b else jnp.broadcast_to(need, (axis_size,))
+        out.append(jnp.where(flag.reshape((axis_size,) + (1,) * (a.ndim - 1)), a, b))
+    return out, [bool(need_b or ab or bb) for ab, bb in zip(new_b, old_b)]
+
+
+def rotation(q_ref, q):
+    r"""`(cos φ, sin φ)` of the least-squares rotation about the origin that takes the
+    $(x, y)$ pairs of `q_ref` to those of `q`: $\varphi = \operatorname{atan2}(\sum
+    p^0 \times p, \sum p^0 \cdot p)$ (2D Kabsch); the identity when that is undefined.
+    The sums are fused trees (`sum_last`): once per step, where a reduction kernel
+    costs more than the arithmetic."""
+    x0, y0, x, y = q_ref[..., 0::2], q_ref[..., 1::2], q[..., 0::2], q[..., 1::2]
+    cross, dot = sum_last(x0 * y - y0 * x), sum_last(x0 * x + y0 * y)
+    norm = jnp.sqrt(cross * cross + dot * dot)
+    ok = norm > 0
+    safe = jnp.where(ok, norm, 1.0)
+    return jnp.where(ok, dot / safe, 1.0), jnp.where(ok, cross / safe, 0.0)
+
+
+def rotate_matrix(M, c, s):
+    """$T M T^T$ for a kept inverse `M` (n x kn: k blocks side by side, each turned),
+    $T$ rotating every consecutive `(x, y)` pair by `(c, s)`: the four entries of each
+    2 x 2 tile combined elementwise, with no transposes."""
+    n, w = M.shape
+    A = M.reshape(n // 2, 2, w // 2, 2)
+    m00, m01, m10, m11 = A[:, 0, :, 0], A[:, 0, :, 1], A[:, 1, :, 0], A[:, 1, :, 1]
+    r00, r01, r10, r11 = c * m00 - s * m10, c * m01 - s * m11, s * m00 + c * m10, s * m01 + c * m11  # T M
+    tile = [[c * r00 - s * r01, s * r00 + c * r01], [c * r10 - s * r11, s * r10 + c * r11]]  # (T M) T^T
+    return jnp.stack([jnp.stack(row, axis=-1) for row in tile], axis=1).reshape(n, w)
