@@ -3,14 +3,19 @@
 Importing flexjax enables 64-bit floats (`jax_enable_x64`): stiff flexible bodies
 (E ~ 100 GPa) with small steps give wrong answers in float32. It also turns on JAX's
 persistent compilation cache in a per-user folder (`flexjax._cache`; `FLEXJAX_NO_CACHE=1`
-turns it off), so a model compiled once loads in later processes.
+turns it off), so a model compiled once loads in later processes, and keeps the BLAS
+under XLA's CPU LAPACK kernels single-threaded unless `OPENBLAS_NUM_THREADS` or
+`OMP_NUM_THREADS` is set (`flexjax._blas`: its threads slow small solves many times over).
 """
 
 import jax
 
 jax.config.update("jax_enable_x64", True)
 
+from ._blas import single_threaded_blas  # noqa: E402
 from ._cache import enable_persistent_cache  # noqa: E402
+
+single_threaded_blas()
 
 enable_persistent_cache()
 
