@@ -188,6 +188,22 @@ def _exudyn():
     return exudyn
 
 
+def exudyn_settings(t1, h, rho_inf):
+    """Exudyn's generalized-alpha (index 3) with its defaults except the spectral radius,
+    a fixed step `h` and the end time `t1`; no solution files or console output."""
+    ss = _exudyn().SimulationSettings()
+    ti = ss.timeIntegration
+    ti.numberOfSteps, ti.endTime = round(t1 / h), t1
+    ti.generalizedAlpha.spectralRadius = rho_inf  # index 3 (useIndex2Constraints=False), as flexjax
+    ti.adaptiveStep = False  # fixed step, as flexjax: a failed step is an error, not a halved step
+    ti.verboseMode = 0
+    ss.solution.file.write = False
+    ss.solution.sensors.writePeriod = 1e9
+    ss.show.computationTime = False
+    ss.show.statistics = False
+    return ss
+
+
 class ExudynPendulum:
     """The pinned ANCF cable pendulum in Exudyn, built once; `solve(E)` resets and runs it."""
 
@@ -207,17 +223,7 @@ class ExudynPendulum:
                                                         gravity=[0, -G, 0], groundConstraintsStart=[1, 1, 0, 0])
         self.mbs.Assemble()
         self.setup_s = time.perf_counter() - t
-        ss = exu.SimulationSettings()
-        ti = ss.timeIntegration
-        ti.numberOfSteps, ti.endTime = round(t1 / h), t1
-        ti.generalizedAlpha.spectralRadius = rho_inf  # index 3 (useIndex2Constraints=False), as flexjax
-        ti.adaptiveStep = False  # fixed step, as flexjax: a failed step is an error, not a halved step
-        ti.verboseMode = 0
-        ss.solution.file.write = False
-        ss.solution.sensors.writePeriod = 1e9
-        ss.show.computationTime = False
-        ss.show.statistics = False
-        self.settings = ss
+        self.settings = exudyn_settings(t1, h, rho_inf)
 
     def solve(self, youngs=None):
         """Run from the straight initial state; returns the tip (x, y) at the end time."""
@@ -377,19 +383,10 @@ def exudyn_spinup(n, t1, h, rho_inf, omega_s):
         mbs.AddObject(eii.CoordinateConstraint(markerNumbers=[m_ground, m], offsetUserFunction=uf))
     mbs.Assemble()
     setup_s = time.perf_counter() - t
-    ss = exu.SimulationSettings()
-    ti = ss.timeIntegration
-    ti.numberOfSteps, ti.endTime = round(t1 / h), t1
-    ti.generalizedAlpha.spectralRadius = rho_inf
-    ti.adaptiveStep = False
+    ss = exudyn_settings(t1, h, rho_inf)
     # started at rest without loads, the initial residual is ~0 and the default absolute
     # tolerance (1e-10 N) is below round-off of the axial forces (EA = 2.8e7 N): Newton stalls
-    ti.newton.absoluteTolerance = 1e-6
-    ti.verboseMode = 0
-    ss.solution.file.write = False
-    ss.solution.sensors.writePeriod = 1e9
-    ss.show.computationTime = False
-    ss.show.statistics = False
+    ss.timeIntegration.newton.absoluteTolerance = 1e-6
 
     def solve():
         mbs.Assemble()
@@ -478,13 +475,14 @@ def parse_args(argv=None):
 _BLAS_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def _rerun_with_environment(blas_threads, host_devices, argv):
+def _rerun_with_environment(blas_threads, host_devices, argv, script=__file__):
     """Rerun this script with the BLAS thread variables set to `blas_threads` and the CPU
     split into `host_devices` JAX devices, when the environment differs: the first are
     read when OpenBLAS loads (at the numpy import), the second when JAX's CPU client
     starts, so neither can be changed in this process. On a small shared CPU, threaded
     OpenBLAS LU factorizations of the Newton matrix (n >~ 130) spin on busy cores and run
-    10-100x slower than with one thread."""
+    10-100x slower than with one thread. `script`: the file to rerun (another benchmark
+    that shares this option)."""
     env = dict(os.environ)
     if blas_threads > 0:
         env.update({v: str(blas_threads) for v in _BLAS_VARS})
@@ -495,7 +493,7 @@ def _rerun_with_environment(blas_threads, host_devices, argv):
     if all(env.get(k, "") == os.environ.get(k, "") for k in (*_BLAS_VARS, "XLA_FLAGS")):
         return
     args = sys.argv[1:] if argv is None else list(argv)
-    os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *args], env)
+    os.execve(sys.executable, [sys.executable, os.path.abspath(script), *args], env)
 
 
 def main(argv=None):
