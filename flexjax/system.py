@@ -144,6 +144,13 @@ class System(eqx.Module):
         blocks = [b.mass_matrix(self._part(q, i)) for i, b in enumerate(self.bodies)]
         return jax.scipy.linalg.block_diag(*blocks)
 
+    def mass_product(self, q: Float[Array, " nq"], a: Float[Array, " nq"]) -> Float[Array, " nq"]:
+        r"""$M(q)\,a$ body by body (`AbstractBody.mass_product`), without forming $M$:
+        linear in the number of elements for meshed beams."""
+        self._check_q(q)
+        self._check_q(a)
+        return jnp.concatenate([b.mass_product(self._part(q, i), self._part(a, i)) for i, b in enumerate(self.bodies)])
+
     def forces(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: Scalar) -> Float[Array, " nq"]:
         """Generalized forces $Q(q, \\dot q, t)$: body internal forces plus force elements."""
         self._check_q(q)
@@ -273,7 +280,7 @@ class System(eqx.Module):
     # -- energy -------------------------------------------------------------------
     def kinetic_energy(self, q, v) -> Scalar:
         r"""$T = \tfrac12 \dot q^T M \dot q$."""
-        return 0.5 * v @ self.mass(q) @ v
+        return 0.5 * v @ self.mass_product(q, v)
 
     def potential_energy(self, q, t) -> Scalar:
         """Elastic energy of the bodies plus the potentials of the force elements."""

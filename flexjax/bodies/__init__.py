@@ -1,4 +1,4 @@
-from .base import AbstractBody as AbstractBody, planar_angle as planar_angle
+from .base import AbstractBody as AbstractBody, ElementChain as ElementChain, planar_angle as planar_angle
 from .modal_beam import (
     HubBeamConstants as HubBeamConstants,
     HubBeamTables as HubBeamTables,

@@ -46,7 +46,7 @@ from jaxtyping import Array, Float
 
 from .._checks import check_positive, check_shape, is_concrete
 from .._custom_types import Scalar, ScalarLike
-from .base import AbstractBody
+from .base import AbstractBody, ElementChain
 from .element_forces import chain_elastic_force
 
 _STRAINS = ("stretch", "green_lagrange")
@@ -79,21 +79,43 @@ def _gauss(order: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @functools.cache
-def _unit_mass_matrix(n: int) -> np.ndarray:
-    r"""Assembled $\int_0^1 \tilde S^T \tilde S\,d\xi$ per element with unit slope scaling.
+def _unit_element_mass() -> np.ndarray:
+    r"""$\hat m = \int_0^1 N^T N\,d\xi$ (4 × 4) of the Hermite functions, unit slope scaling.
 
     Exact: the integrand is a degree-6 polynomial and 4 Gauss points integrate degree 7.
-    The physical matrix is $\rho A l_e\, D \hat M D$ with $D = \mathrm{diag}(1, 1, l_e, l_e, \dots)$.
     """
     xi, w = _gauss(4)
     N = hermite(xi)[0]  # (4 points, 4 functions)
-    m4 = np.einsum("g,gi,gj->ij", w, N, N)
-    me = np.kron(m4, np.eye(2))
+    return np.einsum("g,gi,gj->ij", w, N, N)
+
+
+@functools.cache
+def _unit_mass_matrix(n: int) -> np.ndarray:
+    r"""Assembled $\int_0^1 \tilde S^T \tilde S\,d\xi$ per element with unit slope scaling
+    (`_unit_element_mass` on both components).
+
+    The physical matrix is $\rho A l_e\, D \hat M D$ with $D = \mathrm{diag}(1, 1, l_e, l_e, \dots)$.
+    """
+    me = np.kron(_unit_element_mass(), np.eye(2))
     nq = 4 * (n + 1)
     M = np.zeros((nq, nq))
     for e in range(n):
         M[4 * e : 4 * e + 8, 4 * e : 4 * e + 8] += me
     return M
+
+
+def _chain_mass_product(m_e, E):
+    r"""The assembled product $M a$ of a chain of equal elements, from the element matrix
+    `m_e` (2k × 2k, on an element's node rows, acting alike on every component) and the
+    element rows `E` (n, 2k, c) of $a$ (element $e$: the k rows of node $e$, then those of
+    node $e + 1$).
+
+    **Returns:** the node rows of $M a$, `(n + 1, k, c)`: each element's product added onto
+    its two nodes, at a cost linear in n.
+    """
+    F = jnp.einsum("ij,ejc->eic", m_e, E)
+    k = F.shape[1] // 2
+    return jnp.pad(F[:, :k], ((0, 1), (0, 0), (0, 0))) + jnp.pad(F[:, k:], ((1, 0), (0, 0), (0, 0)))
 
 
 def straight_beam_coordinates(start, end, n_elements: int) -> Float[Array, " nq"]:
@@ -211,6 +233,9 @@ class AncfBeam2D(AbstractBody):
     dim: ClassVar[int] = 2
     point_size: ClassVar[int] = 1
     nconstraints: ClassVar[int] = 0
+    # element e couples nodes e and e+1, q_b[4e:4e+8]: mass, elastic force, points (linear
+    # in q) and `axes` (node 0) respect it
+    coupling: ClassVar[ElementChain] = ElementChain(stride=4, width=8)
 
     def __init__(
         self,
@@ -345,6 +370,17 @@ class AncfBeam2D(AbstractBody):
         scale = jnp.tile(jnp.stack([jnp.ones_like(le), jnp.ones_like(le), le, le]), self.n_elements + 1)
         M_hat = jnp.asarray(_unit_mass_matrix(self.n_elements))
         return self.rho * self.area * le * (scale[:, None] * M_hat * scale[None, :])
+
+    def _element_mass(self) -> Float[Array, "4 4"]:
+        r"""Element mass matrix on the node rows $[r_m, r_m', r_n, r_n']$ (the same on
+        both components): $\rho A l_e\, D \hat m D$, $D = \mathrm{diag}(1, l_e, 1, l_e)$."""
+        D = self._slope_scale()
+        m4 = jnp.asarray(_unit_element_mass())
+        return self.rho * self.area * self.element_length * (D[:, None] * m4 * D[None, :])
+
+    def mass_product(self, q: Float[Array, " nq"], a: Float[Array, " nq"]) -> Float[Array, " nq"]:
+        """`mass_matrix(q) @ a` element by element (`_chain_mass_product`)."""
+        return jnp.reshape(_chain_mass_product(self._element_mass(), self._elements(a)), (-1,))
 
     def total_mass(self) -> Scalar:
         return self.rho * self.area * self.length

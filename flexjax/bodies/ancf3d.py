@@ -80,8 +80,8 @@ from jaxtyping import Array, Float
 
 from .._checks import check_finite, check_positive, check_shape, is_concrete, safe_norm
 from .._custom_types import Scalar, ScalarLike
-from .ancf2d import _gauss, hermite
-from .base import AbstractBody
+from .ancf2d import _chain_mass_product, _gauss, hermite
+from .base import AbstractBody, ElementChain
 from .element_forces import chain_elastic_force
 
 
@@ -305,6 +305,9 @@ class AncfBeam3D(AbstractBody):
     ncoords: int = eqx.field(static=True)
     dim: ClassVar[int] = 3
     nconstraints: ClassVar[int] = 0
+    # element e couples nodes e and e+1, q_b[12e:12e+24]: mass, elastic force, points (linear
+    # in q) and `axes` (node 0) respect it
+    coupling: ClassVar[ElementChain] = ElementChain(stride=12, width=24)
 
     def __init__(
         self,
@@ -466,18 +469,27 @@ class AncfBeam3D(AbstractBody):
     def _section_rule(self):
         return self.section.quadrature(self.section_order)
 
-    def mass_matrix(self, q: Float[Array, " nq"]) -> Float[Array, "nq nq"]:
-        # seed eq. 6: integrand degree 6 in x (4 points exact), 2 in (y, z) (order 2 exact)
+    def _element_mass(self) -> Float[Array, "8 8"]:
+        r"""Element mass matrix on the nodal vectors $[r_i, r_{i,x}, r_{i,y}, r_{i,z}, r_j, \dots]$
+        (the same on the three components), seed eq. 6."""
+        # integrand degree 6 in x (4 points exact), 2 in (y, z) (order 2 exact)
         xa, wa = _gauss(4)
         yz, wyz = self.section.quadrature(2)
         l = self.element_length
         s = jax.vmap(lambda x: jax.vmap(lambda p: shape_functions(x, p[0], p[1], l)[0])(yz))(jnp.asarray(xa))
-        m8 = self.rho * l * jnp.einsum("a,b,abi,abj->ij", jnp.asarray(wa), wyz, s, s)
+        return self.rho * l * jnp.einsum("a,b,abi,abj->ij", jnp.asarray(wa), wyz, s, s)
+
+    def mass_matrix(self, q: Float[Array, " nq"]) -> Float[Array, "nq nq"]:
+        m8 = self._element_mass()
         n = self.n_elements
         idx = 4 * np.arange(n)[:, None] + np.arange(8)[None, :]  # element e owns nodal vectors 4e..4e+7
         m = jnp.zeros((4 * (n + 1), 4 * (n + 1)), q.dtype)
         m = m.at[idx[:, :, None], idx[:, None, :]].add(jnp.broadcast_to(m8, (n, 8, 8)))
         return jnp.kron(m, jnp.eye(3, dtype=q.dtype))
+
+    def mass_product(self, q: Float[Array, " nq"], a: Float[Array, " nq"]) -> Float[Array, " nq"]:
+        """`mass_matrix(q) @ a` element by element (`_chain_mass_product`)."""
+        return jnp.reshape(_chain_mass_product(self._element_mass(), self._elements(a)), (-1,))
 
     def total_mass(self) -> Scalar:
         return self.rho * self.section.area() * self.length

@@ -2,13 +2,29 @@
 internal constraints and the positions of its material points."""
 
 import abc
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .._custom_types import Scalar
+
+
+class ElementChain(NamedTuple):
+    r"""Element-local coupling of a body's coordinates (a meshed beam): element $e$ owns the
+    window `q_b[stride*e : stride*e + width]`, and node $k$ owns `q_b[stride*k : stride*(k+1)]`
+    (neighbouring elements share nodes when `width > stride`).
+
+    Declaring it promises that every map of the body (mass matrix, force, internal
+    constraints, `position`, `axes`, `center_of_mass` and the node maps) depends, in each
+    of its entries and second derivatives, on the coordinates of one element only, so
+    that its Jacobians are banded; `flexjax.solvers.structure` builds the sparsity of
+    the Newton matrix from it.
+    """
+
+    stride: int
+    width: int
 
 
 class AbstractBody(eqx.Module):
@@ -23,16 +39,33 @@ class AbstractBody(eqx.Module):
     - `point_size`: length of a body-frame point (the `point` of `position`), checked
       against joint and force attachment points when a `System` is assembled; `None`
       where any length is accepted.
+    - `coupling`: `None` (the default, always safe): any coordinate of the body may be
+      coupled with any other; an `ElementChain` for meshed bodies whose maps couple the
+      coordinates of one element at a time (static; read by
+      `flexjax.solvers.structure` to build a banded Newton matrix).
     """
 
     ncoords: eqx.AbstractClassVar[int]
     dim: eqx.AbstractClassVar[int]
     nconstraints: eqx.AbstractClassVar[int]
     point_size: ClassVar[int | None] = None
+    coupling: ClassVar[ElementChain | None] = None
 
     @abc.abstractmethod
     def mass_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n n"]:
         r"""Mass matrix $M_b(q_b)$; symmetric positive definite."""
+
+    # A default that meshed bodies replace by a cheaper product of the same value (the
+    # fast path of STYLE.md section 11, kept behind this one public method; tests compare
+    # every override with this default)
+    def mass_product(self, q: Float[Array, " n"], a: Float[Array, " n"]) -> Float[Array, " n"]:
+        r"""The product $M_b(q_b)\,a$ of the mass matrix with a vector.
+
+        The default forms `mass_matrix(q) @ a` (correct for every body); meshed beams
+        (`AncfBeam2D`, `AncfBeam3D`) compute it element by element, at a cost linear in
+        the number of elements.
+        """
+        return self.mass_matrix(q) @ a
 
     @abc.abstractmethod
     def force(

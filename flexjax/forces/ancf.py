@@ -39,6 +39,7 @@ class DistributedLoad(AbstractForce):
     load: Float[Array, " 2"]
     bodies: tuple[int, ...] = eqx.field(static=True)
     dim: ClassVar[int] = 2
+    separable: ClassVar[bool] = True  # each body's force from that body alone
 
     def __init__(self, body, load):
         """**Arguments:** `body` (index of an `AncfBeam2D`), `load` (2-vector, N/m)."""
@@ -82,6 +83,7 @@ class AncfNodeTorque(AbstractForce):
     reaction_node: int | None = eqx.field(static=True)
     bodies: tuple[int, ...] = eqx.field(static=True)
     dim: ClassVar[int] = 2
+    separable: ClassVar[bool] = True  # each body's force from that body alone
 
     def __init__(self, body, node, torque, reaction_body=None, reaction_node=None):
         if not callable(torque):

@@ -28,6 +28,7 @@ class AppliedTorque(AbstractForce):
     reaction_body: int | None = eqx.field(static=True)
     bodies: tuple[int, ...] = eqx.field(static=True)
     dim: ClassVar[int] = 2  # planar torque
+    separable: ClassVar[bool] = True  # each body's force from that body alone
 
     def __init__(self, body, torque, reaction_body=None):
         if not callable(torque):
@@ -53,6 +54,7 @@ class PointForce(AbstractForce):
     force_fn: Callable
     bodies: tuple[int, ...] = eqx.field(static=True)
     dim: ClassVar[None] = None
+    separable: ClassVar[bool] = True  # each body's force from that body alone
 
     def __init__(self, body, point, force):
         if not callable(force):

@@ -1,6 +1,7 @@
 """The force-element interface: applied forces on the bodies an element names."""
 
 import abc
+from typing import ClassVar
 
 import equinox as eqx
 from jaxtyping import Array, Float
@@ -15,10 +16,18 @@ class AbstractForce(eqx.Module):
     array per body, in order); `potential_energy` the element's potential $V$ (0 for
     non-conservative elements), so that conservative parts satisfy $Q = -\partial V/\partial q$
     and the system can report total mechanical energy.
+
+    `separable` (static; used by `flexjax.solvers.structure` for the sparsity of the
+    Newton matrix): `True` when the force on each body depends only on that body's own
+    coordinates and velocities, through the body's maps (`position`, `axes`,
+    `center_of_mass`, node maps), so that it couples no more than the body itself
+    declares (`AbstractBody.coupling`); `False` (the default, always safe): it may couple
+    every coordinate of all its bodies with every other.
     """
 
     bodies: eqx.AbstractVar[tuple[int, ...] | None]
     dim: eqx.AbstractVar[int | None]  # 2, 3, or None for any dimension
+    separable: ClassVar[bool] = False
 
     @abc.abstractmethod
     def force(self, bodies, qs, vs, t: Scalar) -> tuple[Float[Array, " n"], ...]:

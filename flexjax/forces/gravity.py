@@ -1,5 +1,7 @@
 r"""Uniform gravity: $V = -\sum_b m_b\, g \cdot r_{c,b}(q_b)$, $Q_b = -\partial V / \partial q_b$."""
 
+from typing import ClassVar
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -20,6 +22,7 @@ class Gravity(AbstractForce):
     g: Float[Array, " d"]
     bodies: tuple[int, ...] | None = eqx.field(static=True)
     dim: int = eqx.field(static=True)
+    separable: ClassVar[bool] = True  # each body's force from that body alone
 
     def __init__(self, g=(0.0, -9.81), bodies=None):
         self.g = jnp.asarray(g, float)

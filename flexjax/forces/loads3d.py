@@ -64,6 +64,7 @@ class AppliedMoment3D(AbstractForce):
     follower: bool = eqx.field(static=True)
     bodies: tuple[int, ...] = eqx.field(static=True)
     dim: ClassVar[int] = 3
+    separable: ClassVar[bool] = True  # each body's force from that body alone
 
     def __init__(self, body, moment, node=None, follower=False):
         _check_index("AppliedMoment3D", "body", body)
@@ -111,6 +112,7 @@ class DistributedLoad3D(AbstractForce):
     load: Float[Array, " 3"]
     bodies: tuple[int, ...] = eqx.field(static=True)
     dim: ClassVar[int] = 3
+    separable: ClassVar[bool] = True  # each body's force from that body alone
 
     def __init__(self, body, load):
         _check_index("DistributedLoad3D", "body", body)

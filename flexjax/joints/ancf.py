@@ -61,6 +61,11 @@ class AncfPin(AbstractJoint):
         if body_j is None and self.point_j.shape != (2,):
             raise ValueError(f"AncfPin: the ground point `point_j` must have shape (2,), got {self.point_j.shape}.")
 
+    @property
+    def attached_nodes(self) -> tuple[int | None, int | None]:
+        """The rows read node `node` of the beam; the other side through its `position`/`axes`."""
+        return (self.node, None)
+
     def constraint(self, bi, qi, bj, qj, t):
         ri = _beam("AncfPin", bi, "i").node_position(qi, self.node)
         return ri - _attachment(bj, qj, self.point_j)
@@ -97,6 +102,11 @@ class AncfClamp(AbstractJoint):
         if self.angle.shape != ():
             raise ValueError(f"AncfClamp: `angle` must be a scalar, got shape {self.angle.shape}.")
 
+    @property
+    def attached_nodes(self) -> tuple[int | None, int | None]:
+        """The rows read node `node` of the beam; the other side through its `position`/`axes`."""
+        return (self.node, None)
+
     def constraint(self, bi, qi, bj, qj, t):
         beam = _beam("AncfClamp", bi, "i")
         pos = beam.node_position(qi, self.node) - _attachment(bj, qj, self.point_j)
@@ -131,6 +141,11 @@ class AncfRevolute(AbstractJoint):
         self.body_i, self.node_i, self.body_j, self.node_j = body_i, node_i, body_j, node_j
         self.rigid, self.angle = bool(rigid), jnp.asarray(angle, float)
         self.nconstraints = 3 if self.rigid else 2
+
+    @property
+    def attached_nodes(self) -> tuple[int | None, int | None]:
+        """The rows read node `node_i` of beam i and node `node_j` of beam j."""
+        return (self.node_i, self.node_j)
 
     def constraint(self, bi, qi, bj, qj, t):
         a, b = _beam("AncfRevolute", bi, "i"), _beam("AncfRevolute", bj, "j")

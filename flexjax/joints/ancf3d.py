@@ -102,6 +102,12 @@ class AncfSpherical3D(AbstractJoint):
     def __init__(self, body_i, node, body_j=None, point_j=None, node_j=None):
         _init_other_side(self, "AncfSpherical3D", body_i, node, body_j, point_j, node_j)
 
+    @property
+    def attached_nodes(self) -> tuple[int | None, int | None]:
+        """The rows read node `node` of beam i and, on side j, node `node_j` of a beam
+        (`None`: a body point through `position`/`axes`, or ground)."""
+        return (self.node, self.node_j)
+
     def constraint(self, bi, qi, bj, qj, t):
         ri = _beam("AncfSpherical3D", bi, "i").node_position(qi, self.node)
         return ri - _other_side("AncfSpherical3D", self, bj, qj)[0]
@@ -137,6 +143,12 @@ class AncfRevolute3D(AbstractJoint):
             a = jnp.asarray(a, float)
             check_shape("AncfRevolute3D", name, a, (3,))
             setattr(self, name, a / jnp.linalg.norm(a))
+
+    @property
+    def attached_nodes(self) -> tuple[int | None, int | None]:
+        """The rows read node `node` of beam i and, on side j, node `node_j` of a beam
+        (`None`: a body point through `position`/`axes`, or ground)."""
+        return (self.node, self.node_j)
 
     def constraint(self, bi, qi, bj, qj, t):
         beam = _beam("AncfRevolute3D", bi, "i")
@@ -183,6 +195,12 @@ class AncfClamp3D(AbstractJoint):
             raise ValueError(f"AncfClamp3D: `full` must be a bool, got {full!r}.")
         self.full, self.nconstraints = full, 12 if full else 9
 
+    @property
+    def attached_nodes(self) -> tuple[int | None, int | None]:
+        """The rows read node `node` of beam i and, on side j, node `node_j` of a beam
+        (`None`: a body point through `position`/`axes`, or ground)."""
+        return (self.node, self.node_j)
+
     def constraint(self, bi, qi, bj, qj, t):
         beam = _beam("AncfClamp3D", bi, "i")
         rj, Aj = _other_side("AncfClamp3D", self, bj, qj)
@@ -215,6 +233,12 @@ class AncfRigidConnection3D(AbstractJoint):
             raise ValueError("AncfRigidConnection3D: joins two beam nodes; use AncfClamp3D for ground or a rigid body.")
         _init_other_side(self, "AncfRigidConnection3D", body_i, node, body_j, None, node_j)
         self.rotation = _rotation("AncfRigidConnection3D", rotation)
+
+    @property
+    def attached_nodes(self) -> tuple[int | None, int | None]:
+        """The rows read node `node` of beam i and, on side j, node `node_j` of a beam
+        (`None`: a body point through `position`/`axes`, or ground)."""
+        return (self.node, self.node_j)
 
     def constraint(self, bi, qi, bj, qj, t):
         beam = _beam("AncfRigidConnection3D", bi, "i")

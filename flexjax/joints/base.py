@@ -1,6 +1,7 @@
 """The joint interface: kinematic constraints between two bodies (or a body and ground)."""
 
 import abc
+from typing import ClassVar
 
 import equinox as eqx
 from jaxtyping import Array, Float
@@ -16,12 +17,19 @@ class AbstractJoint(eqx.Module):
     together with their coordinate slices: a joint needs a body's `position`/`axes`
     maps to locate its attachment points (STYLE.md's `constraint(q_i, q_j, t)` plus the
     bodies, so that joints stay independent of any particular body type).
+
+    `attached_nodes` says which coordinates the rows read (static; used by
+    `flexjax.solvers.structure` for the sparsity of the Newton matrix): per side, a node
+    index of a body with an `ElementChain` coupling when the rows depend on that body
+    through that node's coordinates only, else `None` (the default, always safe: any
+    coordinate of the body).
     """
 
     body_i: eqx.AbstractVar[int]
     body_j: eqx.AbstractVar[int | None]
     nconstraints: eqx.AbstractVar[int]
     dim: eqx.AbstractVar[int | None]  # 2, 3, or None for any dimension
+    attached_nodes: ClassVar[tuple[int | None, int | None]] = (None, None)
 
     @abc.abstractmethod
     def constraint(

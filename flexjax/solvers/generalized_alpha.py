@@ -38,11 +38,12 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
 from .._checks import is_concrete
-from . import dense
+from . import dense, structure
 from .base import AbstractDAESolver
 from .batching import batch_linearized, batch_mean, max_abs
 from .implicit import implicit_root
-from .newton import AbstractNewton, FullNewton, Increment, KeptMatrix, KeptNewton, linear_solve, rotate_matrix, rotation
+from .newton import (AbstractNewton, FullNewton, Increment, KeptMatrix, KeptNewton, factorize, kept_kind, linear_solve,
+                     rotate_matrix, rotation)
 
 _rotation, _rotate_matrix = rotation, rotate_matrix  # earlier private names
 
@@ -237,7 +238,9 @@ class GeneralizedAlpha(AbstractDAESolver):
             raise ValueError("GeneralizedAlpha: `corotate=True` needs (x, y) pairs: an even number of coordinates "
                              f"and of constraint rows, got {q0.shape[0]} and {lam.shape[0]}.")
         n = q0.shape[0] + lam.shape[0] * (2 if self.index2 else 1)
-        kept = self.strategy.init(n, q0.dtype)
+        st = self._structure(system)
+        kind = kept_kind(n, self.shared_matrix or self.corotate or self.redundant, st)
+        kept = self.strategy.init(n, q0.dtype, kind, st)
         if self.corotate:
             kept = eqx.tree_at(lambda k: k.ref, kept, self._frame_position(q0), is_leaf=lambda v: v is None)
         return GAState(q=q0, v=v0, a=qdd, qdd=qdd, lam=lam, z=system.force_states(), kept=kept)
@@ -270,7 +273,7 @@ class GeneralizedAlpha(AbstractDAESolver):
             qdd, lam = x[:nq], x[nq : nq + m]
             _, q1, v1 = kinematics(x)
             Phi, Phi_vjp = jax.vjp(lambda q: system.constraints(q, t1), q1)
-            r_dyn = system.mass(q1) @ qdd + Phi_vjp(lam)[0] - system.forces(q1, v1, t1)
+            r_dyn = system.mass_product(q1, qdd) + Phi_vjp(lam)[0] - system.forces(q1, v1, t1)
             rows = [r_dyn, Phi / beta_h2]
             if self.index2:
                 rows.append(system.constraint_velocity(q1, v1, t1) / gamma_h)
@@ -284,7 +287,7 @@ class GeneralizedAlpha(AbstractDAESolver):
         # with a kept matrix the mass block's scale is read at the step's start
         m_bar = max_abs(jnp.diagonal(system.mass(s.q))) if kept else None
         increment = Increment(nq, m, beta_h2, tol, m_bar)
-        fresh = self._fresh_inverse(residual_of, system) if kept else None
+        fresh = self._fresh_inverse(residual_of, system, s.kept.kind, self._structure(system)) if kept else None
         turn = None
         if self.corotate:
             position = lambda x: self._frame_position(kinematics(x)[1])
@@ -292,7 +295,7 @@ class GeneralizedAlpha(AbstractDAESolver):
 
         def newton(f, x):
             x, result = strategy.solve(f, x, increment, self.max_iter, s.kept, fresh, turn, self.redundant)
-            P = result.kept.inv_t[:, : x.shape[0]].T if kept else jnp.zeros((0, 0), x.dtype)
+            P = result.kept.preconditioner(x.shape[0]) if kept else jnp.zeros((0, 0), x.dtype)
             return x, P, result
 
         if not self.redundant:
@@ -312,22 +315,33 @@ class GeneralizedAlpha(AbstractDAESolver):
         kept_next = jax.lax.stop_gradient(result.kept) if kept else None
         return GAState(q=q1, v=v1, a=a1, qdd=qdd, lam=lam, z=z, kept=kept_next), info
 
-    def _fresh_inverse(self, residual_of, system):
-        """`x -> (jac_inv_t, jac_coord)`, a new kept inverse at `x` (see `GAState`): the
-        transposed inverse of the Newton matrix `jacfwd(residual_of(system, .))`, or with
-        `shared_matrix` the batch's linearized one (`batch_linearized` along the
-        floating-point arrays of `system`). Transposed because `r @ M` is a faster
-        batched product than `r @ M.T` on CPU (no transposing copy per iteration)."""
+    def _structure(self, system):
+        """The banded structure of the Newton matrix from the system's declared layout
+        (`structure.newton_structure`), or None (dense) where it would not pay or where a
+        least-squares solve is needed."""
+        return None if self.redundant else structure.newton_structure(system, self.index2)
+
+    def _fresh_inverse(self, residual_of, system, kind, st=None):
+        """`x -> (factor, coord)`, a new kept matrix at `x` (`newton.KeptMatrix`): the
+        Newton matrix `jacfwd(residual_of(system, .))` stored as `kind` (its transposed
+        inverse or pseudo-inverse, or its LU factors), or with `shared_matrix` the
+        batch's linearized inverse (`batch_linearized` along the floating-point arrays of
+        `system`). Transposed because `r @ M` is a faster batched product than `r @ M.T`
+        on CPU (no transposing copy per iteration)."""
         inverse = jnp.linalg.pinv if self.redundant else dense.inverse
         if not self.shared_matrix:
-            return lambda x: (inverse(jax.jacfwd(lambda y: residual_of(system, y))(x).T), None)
+            if self.redundant:
+                return lambda x: ((inverse(jax.jacfwd(lambda y: residual_of(system, y))(x).T),), None)
+            if kind == "banded":  # coloured forward passes, about 2 x bandwidth instead of n
+                return lambda x: (factorize(structure.jacobian(lambda y: residual_of(system, y), x, st), kind), None)
+            return lambda x: (factorize(jax.jacfwd(lambda y: residual_of(system, y))(x), kind), None)
         params, rest = eqx.partition(system, eqx.is_inexact_array)
         jacobian = lambda x, p: jax.jacfwd(lambda y: residual_of(eqx.combine(p, rest), y))(x)
 
         def fresh(x):
             J, dJ, coord = batch_linearized(jacobian, params)(x)
             Jinv_t = inverse(J.T)
-            return jnp.concatenate([Jinv_t, Jinv_t @ dJ.T @ Jinv_t], axis=1), coord
+            return (jnp.concatenate([Jinv_t, Jinv_t @ dJ.T @ Jinv_t], axis=1),), coord
 
         return fresh
 

@@ -20,6 +20,7 @@ applications of the transposed linearization per solve.
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.custom_derivatives import SymbolicZero
 
 from . import dense
@@ -56,8 +57,9 @@ def refined_solve(A, b, P, refinements: int):
     ratio = lambda num, den: jnp.where(num == 0, 0.0, num / den)  # 0/0 = 0; c/0 = inf
     nonzero = norm(b) > 0  # else x = 0 is the answer; a zero x0 = P b is not one
     done = lambda x, d, rate: (norm(d) * jnp.minimum(rate, 1.0) <= ERROR_RTOL * norm(x)) & ((norm(x) > 0) | ~nonzero)
-    x = b @ P.T  # b on the left: batched, the samples stay rows
-    d = (b - A(x)) @ P.T
+    apply = P.apply if hasattr(P, "apply") else (lambda r: r @ P.T)  # r on the left: batched, samples as rows
+    x = apply(b)
+    d = apply(b - A(x))
     rate = ratio(norm(d), norm(x))
     reachable = rate <= ERROR_RTOL ** (1.0 / (refinements + 1))
 
@@ -68,18 +70,26 @@ def refined_solve(A, b, P, refinements: int):
     def body(c):
         x, d, rate, k = c
         x = x + d
-        d_new = (b - A(x)) @ P.T
+        d_new = apply(b - A(x))
         return x, d_new, ratio(norm(d_new), norm(d)), k + 1
 
     x, d, rate, _ = jax.lax.while_loop(cond, body, (x, d, rate, jnp.array(0)))
     return jax.lax.cond(batch_any(~done(x, d, rate)), exact, lambda: x + d)
 
 
+def _zero_tangent(value):
+    """A zero tangent of `value`: `float0` for integer and boolean arrays (LU pivots)."""
+    if jnp.issubdtype(jnp.result_type(value), jnp.inexact):
+        return jnp.zeros_like(value)
+    return np.zeros(np.shape(value), dtype=jax.dtypes.float0)
+
+
 def implicit_root(residual, x0, solve, refinements: int):
     r"""The root of `residual` found by `solve(residual, x0) -> (x, P, aux)`, with
     derivatives by the implicit function theorem.
 
-    `P` is an approximate inverse of the Jacobian $R_x$ at `x` (e.g. the Newton matrix
+    `P` is an approximate inverse of the Jacobian $R_x$ at `x`, a matrix or an object
+    with `apply(b)` and `T` (`flexjax.solvers.newton.Preconditioner`; e.g. the Newton matrix
     kept by a modified Newton method); `aux` is any pytree of floating-point
     diagnostics. Returns `(x, P, aux)`; `P` and `aux` have zero derivatives. Both
     tangent solves use `refined_solve(..., refinements)` with `P` (`P^T` in reverse
@@ -122,7 +132,7 @@ def implicit_root(residual, x0, solve, refinements: int):
                 matvec, rhs,
                 solve=lambda A, b: refined_solve(A, b, P, refinements),
                 transpose_solve=lambda At, b: refined_solve(At, b, P.T, refinements))
-        zero_like = lambda t: jax.tree_util.tree_map(jnp.zeros_like, t)
+        zero_like = lambda t: jax.tree_util.tree_map(_zero_tangent, t)
         return (x, P, aux), (dx, zero_like(P), zero_like(aux))
 
     root.defjvp(root_jvp, symbolic_zeros=True)

@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from . import dense
+from . import banded, dense
 from .batching import batch_any, max_abs, sum_last, update_where
 
 
@@ -62,11 +62,79 @@ class Increment(eqx.Module):
         return jnp.where(jnp.isfinite(err), err, jnp.inf)
 
 
+# Up to this many unknowns the kept matrix is an explicit inverse: an iteration is then one
+# fused matrix-vector product. Above it, its LU factors: forming them costs a third of an
+# inverse (2n^3/3 against 2n^3 flops), and an iteration two triangular solves.
+INVERSE_MAX = 128
+
+
+class Preconditioner(eqx.Module):
+    r"""A kept Newton matrix as an approximate inverse $P pprox R_x^{-1}$: `apply(b)` is
+    $P b$ and `apply_t(b)` is $P^T b$ (`b` batched along leading axes).
+
+    - `kind="inverse"`: `factor = (inv_t,)`, the transposed inverse (the product `b @
+      inv_t` keeps a batch's samples as rows: faster on CPU than `inv @ b`).
+    - `kind="lu"`: `factor = (lu, pivots)` of `jax.scipy.linalg.lu_factor`.
+    - `kind="banded"`: `factor = (F,)`, a `banded.BandedLU` of the Newton matrix formed
+      by coloured forward passes in the order `structure.newton_structure` found.
+    """
+
+    factor: tuple
+    kind: str = eqx.field(static=True, default="inverse")
+    transposed: bool = eqx.field(static=True, default=False)
+
+    def apply(self, b):
+        if self.kind == "lu":
+            return _lu_solve(self.factor, b, int(self.transposed))
+        if self.kind == "banded":
+            return (banded.solve_transpose if self.transposed else banded.solve)(self.factor[0], b)
+        return b @ (self.factor[0].T if self.transposed else self.factor[0])
+
+    @property
+    def T(self) -> "Preconditioner":
+        """$P^T$."""
+        return Preconditioner(self.factor, self.kind, not self.transposed)
+
+
+def _lu_solve(factor, b, trans):
+    import jax.scipy.linalg as jsl
+
+    # lu_solve wants right-hand sides as columns
+    return jsl.lu_solve(factor, b.T if b.ndim > 1 else b, trans=trans).T if b.ndim > 1 else \
+        jsl.lu_solve(factor, b, trans=trans)
+
+
+def kept_kind(n: int, inverse_only: bool, st=None) -> str:
+    """How a kept matrix of `n` unknowns is stored: `"banded"` where the system's
+    declared layout gives a banded Newton matrix (`st`, `structure.newton_structure`),
+    else `"inverse"` up to `INVERSE_MAX` unknowns and `"lu"` above. `inverse_only`
+    where an explicit inverse is needed (a shared batch matrix with its first-order
+    change, a turned matrix, a pseudo-inverse); `"lu"` also not where batched LAPACK may
+    hang (`dense`)."""
+    if inverse_only:
+        return "inverse"
+    if st is not None:
+        return "banded"
+    return "inverse" if n <= INVERSE_MAX or dense._lapack_may_hang() else "lu"
+
+
+def factorize(J, kind: str):
+    """The kept factor of the Newton matrix `J` (see `Preconditioner`): dense `J` for
+    `"inverse"` and `"lu"`, a `structure.BandedMatrix` for `"banded"`."""
+    if kind == "lu":
+        import jax.scipy.linalg as jsl
+
+        return jsl.lu_factor(J)
+    if kind == "banded":
+        return (banded.factor(J),)
+    return (dense.inverse(J.T),)
+
+
 class KeptMatrix(eqx.Module):
     r"""A kept Newton matrix, part of the solver's loop state.
 
-    - `inv_t`: the transposed inverse (the step is `r @ inv_t`: a faster batched product
-      on CPU than `inv @ r`), or with a shared batch matrix
+    - `factor`: the matrix as stored (`Preconditioner`, `kind`): the transposed inverse,
+      its LU factors, or with a shared batch matrix
       $[\bar J^{-1};\ \bar J^{-1} J' \bar J^{-1}]^T$ (n x 2n): the batch's inverse and
       its first-order change along the batch's parameter direction.
     - `valid`: 1 once formed, else 0 (floating point, like every auxiliary output of an
@@ -75,10 +143,22 @@ class KeptMatrix(eqx.Module):
     - `ref`: with `corotate`, the position the matrix is turned to.
     """
 
-    inv_t: Float[Array, "n k"]
+    factor: tuple
     valid: Float[Array, ""]
     coord: Float[Array, ""] | None = None
     ref: Float[Array, " nq"] | None = None
+    kind: str = eqx.field(static=True, default="inverse")
+
+    @property
+    def inv_t(self):
+        return self.factor[0]
+
+    def preconditioner(self, n: int) -> Preconditioner:
+        """The kept matrix as an approximate inverse of the `n` x `n` Newton matrix (a
+        shared batch matrix without its first-order change)."""
+        if self.kind in ("lu", "banded"):
+            return Preconditioner(self.factor, self.kind)
+        return Preconditioner((self.factor[0][:, :n],), "inverse")
 
 
 class NewtonResult(eqx.Module):
@@ -107,7 +187,7 @@ class AbstractNewton(eqx.Module):
     """A Newton strategy (see the module docstring)."""
 
     @abc.abstractmethod
-    def init(self, n: int, dtype) -> KeptMatrix | None:
+    def init(self, n: int, dtype, kind: str = "inverse", st=None) -> KeptMatrix | None:
         """The kept state before the first step (`None` if it keeps nothing)."""
 
     @abc.abstractmethod
@@ -121,7 +201,7 @@ class AbstractNewton(eqx.Module):
 class FullNewton(AbstractNewton):
     """A new Newton matrix at every iteration (autodiff Jacobian, LU or least squares)."""
 
-    def init(self, n, dtype):
+    def init(self, n, dtype, kind="inverse", st=None):
         return None
 
     def solve(self, residual, x0, increment, max_iter, kept, fresh, turn=None, least_squares=False):
@@ -166,10 +246,15 @@ class KeptNewton(AbstractNewton):
         if not 0.0 < self.contraction_max < 1.0 or self.reuse_iterations < 1:
             raise ValueError("KeptNewton: need 0 < contraction_max < 1 and reuse_iterations >= 1.")
 
-    def init(self, n, dtype):
-        width = 2 * n if self.shared else n
-        return KeptMatrix(inv_t=jnp.zeros((n, width), dtype), valid=jnp.zeros((), dtype),
-                          coord=jnp.zeros((), dtype) if self.shared else None)
+    def init(self, n, dtype, kind="inverse", st=None):
+        if kind == "banded":
+            factor = (banded.zeros(st, dtype),)
+        elif kind == "lu":
+            factor = (jnp.zeros((n, n), dtype), jnp.zeros((n,), jnp.int32))
+        else:
+            factor = (jnp.zeros((n, 2 * n if self.shared else n), dtype),)
+        return KeptMatrix(factor=factor, valid=jnp.zeros((), dtype), coord=jnp.zeros((), dtype) if self.shared else None,
+                          kind=kind)
 
     def solve(self, residual, x0, increment, max_iter, kept, fresh, turn=None, least_squares=False):
         n = x0.shape[0]
@@ -207,9 +292,9 @@ class KeptNewton(AbstractNewton):
                 (matrix, ref), _ = update_where(need, lambda x: _select(need, make(x), (matrix, ref)), x,
                                                 (matrix, ref))
                 refreshed = need
-            Jinv_t, coord = matrix
+            factor, coord = matrix
             r = residual(x)
-            dx = r @ Jinv_t  # r as the left operand: batched, the samples stay rows
+            dx = Preconditioner(factor, kept.kind).apply(r)
             if coord is not None:  # (J + t J')^{-1} = J^{-1} - t J^{-1} J' J^{-1} + O(t^2)
                 dx = dx[..., :n] - coord * dx[..., n:]
             inc = increment(dx)
@@ -225,14 +310,15 @@ class KeptNewton(AbstractNewton):
             updated = jnp.stack([it + 1, err_new, inc, theta_new, njac + refreshed], -1)
             return jnp.where(on[..., None], x - dx, x), jnp.where(on[..., None], updated, scalars), matrix, ref
 
-        inv_t = kept.inv_t
-        if turn is not None:  # turn the kept matrix from its position to this step's prediction
-            inv_t = rotate_matrix(inv_t, *rotation(kept.ref, predicted))
+        factor = kept.factor
+        if turn is not None:  # turn the kept inverse from its position to this step's prediction
+            factor = (rotate_matrix(factor[0], *rotation(kept.ref, predicted)),)
         scalars = jnp.array([0.0, jnp.inf, 0.0, 0.0, 0.0], x0.dtype)
-        start = ((inv_t, kept.coord), predicted if turn is not None else kept.ref)
+        start = ((factor, kept.coord), predicted if turn is not None else kept.ref)
         x, scalars, matrix, ref = jax.lax.while_loop(cond, body, (x0, scalars, *start))
         njac = scalars[..., 4]
-        kept = KeptMatrix(inv_t=matrix[0], coord=matrix[1], ref=ref, valid=jnp.maximum(kept.valid, njac > 0))
+        kept = KeptMatrix(factor=matrix[0], coord=matrix[1], ref=ref, valid=jnp.maximum(kept.valid, njac > 0),
+                          kind=kept.kind)
         return x, NewtonResult(scalars[..., 1], scalars[..., 0], njac, kept)
 
 
