@@ -1,10 +1,10 @@
-r"""Model suite: flexjax against Exudyn on six planar flexible multibody models, side by side.
+r"""Model suite: flexjax against Exudyn on seven planar flexible multibody models, side by side.
 
 Run standalone (see benchmarks/README.md); Exudyn is needed (`pip install ".[bench]"`):
 
-    python benchmarks/bench_suite.py --json suite.json             # all models, ~5 min
-    python benchmarks/bench_suite.py --quick                       # shorter runs, no 64/256 elements, ~2 min
-    python benchmarks/bench_suite.py --models slider_crank,chain --repeat 5
+    python benchmarks/bench_suite.py --json suite.json             # all models and the batch part, ~8 min
+    python benchmarks/bench_suite.py --quick --batch 0             # 5 models, shorter runs, no batch part, ~2 min
+    python benchmarks/bench_suite.py --models slider_crank,chain --repeat 5 --batch 16
 
 Every flexible part is the same element in both codes: the planar gradient-deficient ANCF
 cable, flexjax `AncfBeam2D(strain="stretch", axial_order=5, bending_order=3)` and Exudyn
@@ -72,6 +72,31 @@ pendulum256 and chain results by 370, 50 and 0.8 e_h, rho_inf = 0.85 in place of
 every result but the arm's by 1.5-16 % of e_h; the arm, stiff and slowly moving, feels
 none of these (< 0.1 % of e_h).
 
+Batch part (`--batch N`, default 64; 0 skips it), for every model run with at most 100
+coordinates (pendulum64 and pendulum256 are left out: 64 samples would take minutes in
+each code): N values of one physical parameter, a Latin hypercube in +-10 % of its nominal
+value (`--seed`), the Young's modulus of the flexible parts (pendulum16, both arm links,
+the FLFJ rod, the chain links) or the slider mass (slider_crank), each a full run of the
+model to a shorter end time than the single run's, the same in both codes (`BATCH_T1`:
+pendulum16, FLFJ arm and chain 0.5 s, slider-crank 0.05 s, arm 0.4 s). flexjax:
+`flexjax.batch.run_batch(fn, values, chunk_size=N)` of the single run's function with the
+parameter as input and the default solver (`GeneralizedAlpha(rho_inf=...)`), one chunk on
+one JAX device, as the single runs (bench_peers.py (b) shards over the cores instead); its
+compile time is `BatchInfo.compile_s`, its run the median of `--repeat` warm calls. The
+same `fn` also runs as a plain AOT-compiled `jax.jit(jax.vmap(fn))` (outputs copied to
+NumPy, as run_batch returns them), which run_batch should never be slower than. Exudyn:
+one built system, the parameter set per sample (`SetObjectParameter` + `Assemble`, as
+bench_peers.py (b)) and `SolveDynamic` in a Python loop, median of `--repeat` passes. The
+three are timed in turn (run_batch and the vmap alternate which comes first), so that they
+see the same machine load. Every sample must succeed and agree with its Exudyn run within
+1 % of the time-step error, the smallest of the estimates at the smallest, middle and
+largest parameter value (Exudyn at h and h/2, not timed). Reported per model: samples/s of
+run_batch, of the vmap and of the Exudyn loop; `batch_throughput_ratio_<model>` =
+run_batch samples/s / Exudyn samples/s (goal: at least 10 on each model),
+`vmap_over_run_batch_<model>` = vmap run time / run_batch run time (at least 1: run_batch
+is not slower), `geomean_batch_throughput_ratio`, `worst_batch_throughput_ratio`; the
+other numbers as `batch_<key>_<model>`.
+
 Timing as in bench_peers.py: flexjax `jax.jit(f).lower().compile()` is the compile time
 and the run time the median of `--repeat` warm calls; Exudyn build + `Assemble` is the
 setup, the run the median of `--repeat` `SolveDynamic` calls. `time_ratio` = flexjax run /
@@ -85,6 +110,7 @@ single-threaded BLAS, as bench_peers does. `--json FILE` writes one flat object:
 """
 
 import argparse
+import inspect
 import json
 import math
 import os
@@ -103,6 +129,7 @@ import numpy as np
 
 import flexjax as fj
 from experiments.flfj_control import KD, KP
+from flexjax.batch import run_batch
 from flexjax.control.pd import PD, CoordinateControl
 from flexjax.joints.ancf import AncfPin, AncfRevolute
 from flexjax.models.clearance_arm import clearance_arm, clearance_arm_state
@@ -129,6 +156,12 @@ TOL_FRACTION = 0.01  # agreement tolerance: this fraction of the estimated time-
 # largest EA (N), never below Exudyn's default.
 ROUNDOFF_TOLERANCE = 2e-14
 EXUDYN_DEFAULT_ABSOLUTE_TOLERANCE = 1e-10
+# The batch part (--batch N): end times, shorter than the single runs' (same in both codes),
+# and the largest model it runs (coordinates); the +-10 % spread of the parameter and the goal.
+BATCH_T1 = dict(pendulum=0.5, slider_crank=0.05, two_link_arm=0.4, flfj_arm=0.5, chain=0.5)
+BATCH_MAX_NQ = 100
+BATCH_SPREAD = 0.1
+BATCH_GOAL = 10.0  # flexjax run_batch / Exudyn loop throughput, per model
 
 
 # -- one element in both codes ------------------------------------------------------------------
@@ -179,6 +212,14 @@ def exudyn_coordinate_constraints(mbs, node, coordinates):
         m_ground, mbs.AddMarker(eii.MarkerNodeCoordinate(nodeNumber=node, coordinate=c))])) for c in coordinates]
 
 
+def exudyn_set_youngs(mbs, info, beam, youngs):
+    """Young's modulus `youngs` on every cable element of `info` (from `exudyn_cable(mbs,
+    beam)`): axial stiffness E A, bending stiffness E I."""
+    for o in info["elements"]:
+        mbs.SetObjectParameter(o, "axialStiffness", youngs * float(beam.area))
+        mbs.SetObjectParameter(o, "bendingStiffness", youngs * float(beam.second_moment))
+
+
 def suite_settings(t1, h, rho_inf, beams):
     """bench_peers' Exudyn settings, Newton's absolute residual tolerance above the round-off
     of the stiffest axial force scale EA among `beams` (see ROUNDOFF_TOLERANCE)."""
@@ -197,8 +238,10 @@ class ExudynPendulumNodes:
         self.mbs, self.setup_s = self.pendulum.mbs, self.pendulum.setup_s
         self.settings = self.pendulum.settings = suite_settings(t1, h, rho_inf, [flex_beam(n)])
 
-    def solve(self):
-        self.pendulum.solve()
+    def solve(self, youngs=None):
+        """Every node's position at the end time; `youngs`: E of the beam for this run
+        (set on every element, then `Assemble`), else the one it has."""
+        self.pendulum.solve(youngs)
         return np.stack([node_position(self.mbs, k) for k in self.pendulum.info["nodes"]])
 
 
@@ -212,25 +255,31 @@ def tabulate(fn, t1, h):
 
 
 class ExudynModel:
-    """An Exudyn system built once by `build(mbs) -> (readout, pre_step, reset)` and solved
-    from its initial state by `solve()`. `pre_step(mbs, k)` runs before step k -> k+1
+    """An Exudyn system built once by `build(mbs) -> (readout, pre_step, reset, vary)` and
+    solved from its initial state by `solve()`. `pre_step(mbs, k)` runs before step k -> k+1
     (Exudyn calls it with the step's end time); `reset()` restores what it changes to
-    t = 0 before each run, since the initial accelerations are computed from it. `beams`:
-    the model's flexjax beams, for the Newton tolerance (`suite_settings`)."""
+    t = 0 before each run, since the initial accelerations are computed from it;
+    `vary(mbs, value)` sets the batch part's parameter (`Model.parameter`). `beams`: the
+    model's flexjax beams, for the Newton tolerance (`suite_settings`)."""
 
     def __init__(self, build, beams, t1, h, rho_inf):
         exu = _exudyn()
         t = time.perf_counter()
         self.sc = exu.SystemContainer()
         self.mbs = self.sc.AddSystem()
-        self.readout, pre_step, self.reset = build(self.mbs)
+        self.readout, pre_step, self.reset, self.vary = build(self.mbs)
         if pre_step is not None:
             self.mbs.SetPreStepUserFunction(lambda mbs, t_end: pre_step(mbs, round(t_end / h) - 1) or True)
         self.mbs.Assemble()
         self.setup_s = time.perf_counter() - t
         self.settings = suite_settings(t1, h, rho_inf, beams)
 
-    def solve(self):
+    def solve(self, value=None):
+        """The compared points at the end time; `value`: the batch parameter for this run
+        (set by `vary`, then `Assemble`, as bench_peers.py (b) does), else the one it has."""
+        if value is not None:
+            self.vary(self.mbs, value)
+            self.mbs.Assemble()
         self.reset()
         if not self.mbs.SolveDynamic(self.settings):
             raise RuntimeError("Exudyn SolveDynamic failed")
@@ -244,9 +293,11 @@ def node_position(mbs, node):
 
 # -- the models -----------------------------------------------------------------------------------
 class Model(NamedTuple):
-    """`flexjax() -> (system, q0, v0, readout(q))`; `exudyn(t1, h, rho_inf)` -> an object
-    with `setup_s`, `mbs` and `solve()` (`ExudynModel`, `ExudynPendulumNodes`). Both
-    readouts give the compared points, one per row (a position, or the slider's x)."""
+    """`flexjax(value=None) -> (system, q0, v0, readout(q))`; `exudyn(t1, h, rho_inf)` -> an
+    object with `setup_s`, `mbs` and `solve(value=None)` (`ExudynModel`,
+    `ExudynPendulumNodes`). Both readouts give the compared points, one per row (a
+    position, or the slider's x). `value`: the batch part's parameter (`parameter`, nominal
+    value `nominal`; None: the nominal one), a traced scalar in flexjax."""
 
     label: str
     quantity: str
@@ -255,36 +306,43 @@ class Model(NamedTuple):
     t1_quick: float | None  # None: left out of --quick
     flexjax: Callable
     exudyn: Callable
+    parameter: str  # the batch part's parameter, varied by +-10 %
+    nominal: float
+    t1_batch: float  # the batch part's end time (both codes)
 
 
-def flex_beam(n):
-    """The very flexible pendulum's beam with `n` peer elements."""
-    return peer_beam(FLEX["length"], FLEX["rho"], FLEX["area"], FLEX["second_moment"], FLEX["youngs"], n)
+def flex_beam(n, youngs=None):
+    """The very flexible pendulum's beam with `n` peer elements (E: `youngs`, default FLEX's)."""
+    youngs = FLEX["youngs"] if youngs is None else youngs
+    return peer_beam(FLEX["length"], FLEX["rho"], FLEX["area"], FLEX["second_moment"], youngs, n)
 
 
 def pendulum(n, t1, t1_quick):
     """The very flexible pendulum of bench_peers.py with `n` elements (its Exudyn class).
     Every node is compared: within 0.1 s (the 256-element run) the pin's influence has
     not reached the tip yet, which falls freely."""
-    def flexjax():
-        beam = flex_beam(n)
+    def flexjax(youngs=None):
+        beam = flex_beam(n, youngs)
         system = fj.System([beam], [AncfPin(0, 0)], [fj.Gravity((0.0, -G))])
         q0 = beam.straight_coordinates()
         return system, q0, jnp.zeros_like(q0), beam.node_positions
 
     return Model(f"flexible pendulum, {n} elements", "all node positions", 5e-4, t1, t1_quick, flexjax,
-                 lambda t1, h, rho_inf: ExudynPendulumNodes(n, t1, h, rho_inf))
+                 lambda t1, h, rho_inf: ExudynPendulumNodes(n, t1, h, rho_inf), "E of the beam (Pa)", FLEX["youngs"],
+                 BATCH_T1["pendulum"])
 
 
 def _slider_crank_parts():
     """Rod (peer element), slider, crank length, speed, gravity and the rod's and slider's
-    initial state, all from `flexible_slider_crank` and its consistent start."""
-    base = flexible_slider_crank()
-    q, v = flexible_slider_crank_state(base)
-    rod, part = as_peer_beam(base.bodies[1]), lambda x, i: x[base.body_slice(i)]
-    crank, omega = float(base.bodies[0].length), float(base.joints[1].g.rate)
-    g = tuple(float(x) for x in base.force_elements[0].g)
-    state = tuple(jnp.concatenate([part(x, 1), part(x, 2)]) for x in (q, v))
+    initial state, all from `flexible_slider_crank` and its consistent start. Concrete even
+    when called inside a traced function (the batch part's), since none depends on its input."""
+    with jax.ensure_compile_time_eval():
+        base = flexible_slider_crank()
+        q, v = flexible_slider_crank_state(base)
+        rod, part = as_peer_beam(base.bodies[1]), lambda x, i: x[base.body_slice(i)]
+        crank, omega = float(base.bodies[0].length), float(base.joints[1].g.rate)
+        g = tuple(float(x) for x in base.force_elements[0].g)
+        state = tuple(jnp.concatenate([part(x, 1), part(x, 2)]) for x in (q, v))
     return rod, base.bodies[2], crank, omega, g, state
 
 
@@ -293,9 +351,11 @@ def crank_tip(crank, omega):
     return lambda t: crank * jnp.stack([jnp.cos(omega * t), jnp.sin(omega * t)])
 
 
-def slider_crank_flexjax():
-    """Rod and slider; the rod's first node on the crank tip's circle, the slider on y = 0."""
+def slider_crank_flexjax(slider_mass=None):
+    """Rod and slider; the rod's first node on the crank tip's circle, the slider on y = 0.
+    `slider_mass` (kg): in place of the builder's."""
     rod, slider, crank, omega, g, (q0, v0) = _slider_crank_parts()
+    slider = slider if slider_mass is None else fj.PointMass(slider_mass)  # the start state is kinematic
     joints = [fj.DrivingConstraint(0, lambda q: q[0:2], crank_tip(crank, omega), 2),  # rod node 0 on the crank tip
               AncfPin(0, -1, 1, (0.0, 0.0)), fj.coordinate_driver(1, 1, fj.ConstantRate(0.0, 0.0))]  # slider on y = 0
     system = fj.System([rod, slider], joints, [fj.Gravity(g)])
@@ -328,21 +388,23 @@ def slider_crank_exudyn(t1, h, rho_inf):
             for c, d in zip(drive, displacement[k + 1]):
                 mbs.SetObjectParameter(c, "offset", float(d))
 
-        return lambda mbs: node_position(mbs, s_node)[:1], pre_step, lambda: pre_step(mbs, -1)
+        vary = lambda mbs, mass: mbs.SetObjectParameter(s_body, "mass", mass)
+        return lambda mbs: node_position(mbs, s_node)[:1], pre_step, lambda: pre_step(mbs, -1), vary
 
     return ExudynModel(build, [rod], t1, h, rho_inf)
 
 
-def _arm():
-    """The ideal-elbow arm with peer links, built from `clearance_arm`'s joints and PIDs."""
-    base = clearance_arm()
+def _arm(youngs=None):
+    """The ideal-elbow arm with peer links, built from `clearance_arm`'s joints and PIDs
+    (E of both links: `youngs`, default the builder's)."""
+    base = clearance_arm() if youngs is None else clearance_arm(youngs)
     system = fj.System([as_peer_beam(b) for b in base.bodies], base.joints, base.force_elements)
     return system, *clearance_arm_state(system)
 
 
-def arm_flexjax():
+def arm_flexjax(youngs=None):
     """The arm as built; the compared point is the tip P."""
-    system, q0, v0 = _arm()
+    system, q0, v0 = _arm(youngs)
     return system, q0, v0, lambda q: system.bodies[1].node_position(q[system.body_slice(1)], -1)
 
 
@@ -387,15 +449,21 @@ def arm_exudyn(t1, h, rho_inf):
             integral[:] = [0.0, 0.0]
             set_inputs(mbs, 0)
 
-        return lambda mbs: node_position(mbs, info2["nodes"][-1]), pre_step, reset
+        def vary(mbs, youngs):
+            for info, link in ((info1, links[0]), (info2, links[1])):
+                exudyn_set_youngs(mbs, info, link, youngs)
+
+        return lambda mbs: node_position(mbs, info2["nodes"][-1]), pre_step, reset, vary
 
     return ExudynModel(build, links, t1, h, rho_inf)
 
 
-def _flfj_rod():
-    """The 2 mm steel rod, given as modal_kinetic_vs_ancf.ancf gives it (unit area: rho is rho A)."""
+def _flfj_rod(youngs=None):
+    """The 2 mm steel rod, given as modal_kinetic_vs_ancf.ancf gives it (unit area: rho is rho A,
+    the beam's "E" is EA); `youngs`: the steel's E in place of modal_kinetic_vs_ancf's."""
+    scale = 1.0 if youngs is None else youngs / E
     EA, EI, rho_a = E * np.pi * D**2 / 4, E * np.pi * D**4 / 64, RHO * np.pi * D**2 / 4
-    return peer_beam(FLFJ_LENGTH, rho_a, 1.0, EI / EA, EA, FLFJ_ELEMENTS)  # as modal_kinetic_vs_ancf.ancf
+    return peer_beam(FLFJ_LENGTH, rho_a, 1.0, EI / EA, EA * scale, FLFJ_ELEMENTS)  # as modal_kinetic_vs_ancf.ancf
 
 
 def _flfj_pd():
@@ -403,9 +471,9 @@ def _flfj_pd():
     return PD(KP, KD, fj.RestToRest(FLFJ_MOVE, FLFJ_MOVE_TIME))
 
 
-def flfj_flexjax():
+def flfj_flexjax(youngs=None):
     """Rotor (body 0) pinned at its centre, rod (body 1) pinned there, PD motor, joint spring."""
-    rod = _flfj_rod()
+    rod = _flfj_rod(youngs)
     system = fj.System(
         [fj.RigidBody2D(1.0, ROTOR), rod],
         [fj.RevoluteJoint(0, (0.0, 0.0), None, (0.0, 0.0)), AncfPin(1, 0, None, (0.0, 0.0))],
@@ -439,20 +507,24 @@ def flfj_exudyn(t1, h, rho_inf):
         def pre_step(mbs, k):
             mbs.SetObjectParameter(motor, "offset", float(reference[k + 1]))
 
-        return lambda mbs: node_position(mbs, info["nodes"][-1]), pre_step, lambda: pre_step(mbs, -1)
+        def vary(mbs, youngs):
+            varied = _flfj_rod(youngs)
+            exudyn_set_youngs(mbs, info, varied, float(varied.youngs))  # the beam's E is EA (unit area)
+        return lambda mbs: node_position(mbs, info["nodes"][-1]), pre_step, lambda: pre_step(mbs, -1), vary
 
     return ExudynModel(build, [rod], t1, h, rho_inf)
 
 
-def _chain_links():
-    """The chain's links, all alike."""
-    return [peer_beam(CHAIN["length"], CHAIN["rho"], CHAIN["area"], CHAIN["second_moment"], CHAIN["youngs"],
+def _chain_links(youngs=None):
+    """The chain's links, all alike (E: `youngs`, default CHAIN's)."""
+    youngs = CHAIN["youngs"] if youngs is None else youngs
+    return [peer_beam(CHAIN["length"], CHAIN["rho"], CHAIN["area"], CHAIN["second_moment"], youngs,
                       CHAIN_ELEMENTS) for _ in range(CHAIN_LINKS)]
 
 
-def chain_flexjax():
+def chain_flexjax(youngs=None):
     """Links along +x from the origin, pinned end to end, the first to the ground."""
-    links = _chain_links()
+    links = _chain_links(youngs)
     joints = [AncfPin(0, 0)] + [AncfRevolute(i, -1, i + 1, 0) for i in range(CHAIN_LINKS - 1)]
     system = fj.System(links, joints, [fj.Gravity((0.0, -G))])
     L = CHAIN["length"]
@@ -469,23 +541,31 @@ def chain_exudyn(t1, h, rho_inf):
                  for i, b in enumerate(links)]
         for a, b in zip(infos, infos[1:]):
             exudyn_pin(mbs, a["nodes"][-1], b["nodes"][0])
-        return lambda mbs: node_position(mbs, infos[-1]["nodes"][-1]), None, lambda: None
+
+        def vary(mbs, youngs):
+            for info, link in zip(infos, links):
+                exudyn_set_youngs(mbs, info, link, youngs)
+
+        return lambda mbs: node_position(mbs, infos[-1]["nodes"][-1]), None, lambda: None, vary
 
     return ExudynModel(build, links, t1, h, rho_inf)
 
 
+_default = lambda fn, name: inspect.signature(fn).parameters[name].default  # a builder's default value
 MODELS = {
     "pendulum16": pendulum(16, 1.0, 1.0),
     "pendulum64": pendulum(64, 1.0, None),
     "pendulum256": pendulum(256, 0.1, None),
     "slider_crank": Model("flexible slider-crank, rod 4 elements, 150 rad/s", "slider x", 1e-4, 0.2, 0.05,
-                          slider_crank_flexjax, slider_crank_exudyn),
+                          slider_crank_flexjax, slider_crank_exudyn, "slider mass (kg)",
+                          _default(flexible_slider_crank, "slider_mass"), BATCH_T1["slider_crank"]),
     "two_link_arm": Model("two-link ANCF arm, ideal elbow, PID", "tip (x, y)", 2e-4, 2.0, 0.4,
-                          arm_flexjax, arm_exudyn),
+                          arm_flexjax, arm_exudyn, "E of both links (Pa)", _default(clearance_arm, "youngs"),
+                          BATCH_T1["two_link_arm"]),
     "flfj_arm": Model("FLFJ arm: rotor under PD, torsion spring, rod 8 elements", "tip (x, y)", 5e-4, 2.0, 0.5,
-                      flfj_flexjax, flfj_exudyn),
+                      flfj_flexjax, flfj_exudyn, "E of the rod (Pa)", E, BATCH_T1["flfj_arm"]),
     "chain": Model(f"chain of {CHAIN_LINKS} links x {CHAIN_ELEMENTS} elements", "tip (x, y)", 5e-4, 1.0, 0.5,
-                   chain_flexjax, chain_exudyn),
+                   chain_flexjax, chain_exudyn, "E of the links (Pa)", CHAIN["youngs"], BATCH_T1["chain"]),
 }
 
 
@@ -551,6 +631,147 @@ def bench_model(name, a):
     }
 
 
+def batch_samples(nominal, n, seed):
+    """`n` values of a parameter in nominal (1 +- BATCH_SPREAD), a Latin hypercube (one per
+    stratum, strata in random order; as bench_peers.py (b))."""
+    rng = np.random.default_rng(seed)
+    u = (rng.permutation(n) + rng.random(n)) / n
+    return nominal * (1.0 - BATCH_SPREAD + 2.0 * BATCH_SPREAD * u)
+
+
+def batch_fn(model, t1, rho_inf):
+    """`fn(value) -> {"x": compared points, "ok": success}`: the single run's function with
+    the batch parameter set to `value` (the default solver, only the final state saved)."""
+    steps = round(t1 / model.h)
+
+    def fn(value):
+        system, q0, v0, readout = model.flexjax(value)
+        tr = fj.simulate(system, q0, v0, t1, model.h, solver=fj.GeneralizedAlpha(rho_inf=rho_inf), save_every=steps,
+                         throw=False)
+        return {"x": jnp.atleast_2d(readout(tr.q[-1])), "ok": jnp.all(tr.succeeded)}
+
+    return fn
+
+
+def bench_batch_model(name, a, nq):
+    """The batch part of one model: the same samples through `run_batch`, through a plain
+    `jax.jit(jax.vmap(fn))`, and through an Exudyn loop, timed in turn."""
+    model = MODELS[name]
+    t1, n = model.t1_batch, a.batch
+    values = batch_samples(model.nominal, n, a.seed)
+    fn = batch_fn(model, t1, a.rho_inf)
+    out, info = run_batch(fn, values, chunk_size=n, return_info=True)  # compiles; first execution not timed
+    vmapped, vmap_compile_s = _aot(jax.vmap(fn), values)
+    to_host = lambda tree: jax.tree_util.tree_map(np.asarray, tree)  # run_batch returns NumPy arrays too
+    to_host(vmapped(values))  # first execution allocates; not timed
+    ex = model.exudyn(t1, model.h, a.rho_inf)
+    fj_times, vmap_times, ex_times = [], [], []
+
+    def time_run_batch():
+        t = time.perf_counter()
+        out = run_batch(fn, values, chunk_size=n)
+        fj_times.append(time.perf_counter() - t)
+        return out
+
+    def time_vmap():
+        t = time.perf_counter()
+        out = to_host(vmapped(values))
+        vmap_times.append(time.perf_counter() - t)
+        return out
+
+    for k in range(a.repeat):  # all three in turn: they see the same machine load
+        if k % 2:  # which flexjax call follows the Exudyn loop alternates: neither always runs first
+            out_vmap, out = time_vmap(), time_run_batch()
+        else:
+            out, out_vmap = time_run_batch(), time_vmap()
+        t = time.perf_counter()
+        x_ex = np.stack([ex.solve(float(v)) for v in values])
+        ex_times.append(time.perf_counter() - t)
+    fj_run, vmap_run, ex_run = (statistics.median(x) for x in (fj_times, vmap_times, ex_times))
+    diffs = np.array([distance(out["x"][i], x_ex[i]) for i in range(n)])
+    # time-step error at the ends and the middle of the range (Exudyn at h/2; not timed); tol: the smallest
+    ex_half = model.exudyn(t1, model.h / 2, a.rho_inf)
+    ends = [int(np.argmin(values)), int(np.argsort(values)[n // 2]), int(np.argmax(values))]
+    err_h = min(distance(x_ex[i], ex_half.solve(float(values[i]))) * 4 / 3 for i in ends)
+    tol = TOL_FRACTION * err_h
+    ok = np.asarray(out["ok"])
+    worst = int(np.argmax(diffs))
+    return {
+        "model": name, "nq": nq, "n": n, "parameter": model.parameter, "nominal": model.nominal,
+        "spread": BATCH_SPREAD, "t_end": t1, "steps": round(t1 / model.h), "chunk": info.chunk_size,
+        "devices": info.ndevices,
+        "compile_s": info.compile_s, "run_s": fj_run, "samples_per_s": n / fj_run,
+        "vmap_compile_s": vmap_compile_s, "vmap_run_s": vmap_run, "vmap_samples_per_s": n / vmap_run,
+        "exudyn_setup_s": ex.setup_s, "exudyn_run_s": ex_run, "exudyn_samples_per_s": n / ex_run,
+        "throughput_ratio": ex_run / fj_run, "vmap_over_run_batch": vmap_run / fj_run,
+        "vmap_vs_run_batch_max": float(np.max(np.abs(out_vmap["x"] - out["x"]))),
+        "agreement_max": float(diffs[worst]), "agreement_worst_value": float(values[worst]),
+        "time_step_error": err_h, "tol": tol, "n_failed": int(np.sum(~ok)),
+        "n_disagree": int(np.sum(diffs > tol)), "all_ok": bool(np.all(ok)),
+        "agree": bool(np.all(ok) and np.all(diffs <= tol)),
+    }
+
+
+def print_batch_table(rows):
+    print(_table(rows, [
+        ("model", lambda r: r["model"]),
+        ("nq", lambda r: str(r["nq"])),
+        ("parameter", lambda r: f"{r['parameter']} {r['nominal']:g} +-{r['spread']:.0%}"),
+        ("steps", lambda r: str(r["steps"])),
+        ("fj compile (s)", lambda r: f"{r['compile_s']:.2f}"),
+        ("run_batch (1/s)", lambda r: f"{r['samples_per_s']:.0f}"),
+        ("vmap (1/s)", lambda r: f"{r['vmap_samples_per_s']:.0f}"),
+        ("exu loop (1/s)", lambda r: f"{r['exudyn_samples_per_s']:.0f}"),
+        ("run_batch/exu", lambda r: f"{r['throughput_ratio']:.2f}x"),
+        ("vmap/run_batch time", lambda r: f"{r['vmap_over_run_batch']:.3f}"),
+        ("max |fj - exu| (m)", lambda r: f"{r['agreement_max']:.1e}"),
+        ("tol (m)", lambda r: f"{r['tol']:.1e}"),
+        ("all ok/agree", lambda r: "yes" if r["agree"] else f"NO ({r['n_failed']} failed, {r['n_disagree']} apart)"),
+    ]))
+
+
+def run_batch_part(a, rows, flat):
+    """The batch part for the models of `rows` (single runs) with at most BATCH_MAX_NQ
+    coordinates; prints its table and adds its numbers to `flat`."""
+    skipped = [r for r in rows if r["nq"] > BATCH_MAX_NQ]
+    todo = [r for r in rows if r["nq"] <= BATCH_MAX_NQ]
+    if skipped:
+        names = ", ".join(f"{r['model']} ({r['nq']} coordinates)" for r in skipped)
+        print(f"\nbatch: skipped {names}: more than {BATCH_MAX_NQ} coordinates")
+    if not todo:
+        return
+    load = os.getloadavg()
+    flat["load_avg_1min_batch_start"] = load[0]
+    batch = []
+    for r in todo:
+        batch.append(b := bench_batch_model(r["model"], a, r["nq"]))
+        print(f"  batch {b['model']}: run_batch {b['samples_per_s']:.0f}/s, vmap {b['vmap_samples_per_s']:.0f}/s, "
+              f"exudyn {b['exudyn_samples_per_s']:.0f}/s, max |diff| {b['agreement_max']:.1e} (tol {b['tol']:.1e})",
+              file=sys.stderr, flush=True)
+    print(f"\nbatch: {a.batch} samples per model, the parameter a Latin hypercube in +-{BATCH_SPREAD:.0%} (seed "
+          f"{a.seed}), shorter end times than above (both codes); flexjax run_batch (one chunk, "
+          f"{batch[0]['devices']} device) and jax.jit(jax.vmap(fn)) with the default solver, Exudyn SolveDynamic "
+          f"in a Python loop; samples/s = N / median of {a.repeat} passes, timed in turn; load average "
+          f"{load[0]:.1f} (1 min) at its start")
+    print_batch_table(batch)
+    ratios = [b["throughput_ratio"] for b in batch]
+    geomean = math.exp(statistics.fmean(math.log(x) for x in ratios))
+    worst = min(batch, key=lambda b: b["throughput_ratio"])
+    slower = ", ".join(f"{b['model']} ({b['vmap_over_run_batch']:.3f})" for b in batch if b["vmap_over_run_batch"] < 1)
+    vmap_ratios = [b["vmap_over_run_batch"] for b in batch]
+    print(f"\nflexjax run_batch / Exudyn loop throughput: geometric mean {geomean:.2f}x over {len(batch)} models, "
+          f"worst {worst['throughput_ratio']:.2f}x ({worst['model']}); goal >= {BATCH_GOAL:g}x on each model, met on "
+          f"{sum(x >= BATCH_GOAL for x in ratios)} of {len(batch)}; vmap / run_batch run time {min(vmap_ratios):.3f}"
+          f"-{max(vmap_ratios):.3f}, below 1 (run_batch slower) on: {slower or 'none'}; all samples succeed and "
+          f"agree: {all(b['agree'] for b in batch)}")
+    for b in batch:
+        flat.update({f"batch_{k}_{b['model']}": v for k, v in b.items() if k not in ("model", "parameter")})
+        flat[f"vmap_over_run_batch_{b['model']}"] = b["vmap_over_run_batch"]
+    flat.update(geomean_batch_throughput_ratio=geomean, worst_batch_throughput_ratio=worst["throughput_ratio"],
+                worst_batch_model=worst["model"], n_batch_models=len(batch), batch_goal_ratio=BATCH_GOAL,
+                batch_all_agree=all(b["agree"] for b in batch), batch_n=a.batch)
+
+
 # -- report ----------------------------------------------------------------------------------------------
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -563,6 +784,9 @@ def parse_args(argv=None):
     p.add_argument("--blas-threads", type=int, default=1,
                    help="OpenBLAS/OpenMP threads (default 1, as Exudyn's default single thread); 0 leaves the "
                         "environment as it is")
+    p.add_argument("--batch", type=int, default=64, metavar="N",
+                   help=f"batch part: N samples per model of at most {BATCH_MAX_NQ} coordinates (0: skip it)")
+    p.add_argument("--seed", type=int, default=0, help="batch part: seed of the Latin hypercube")
     p.add_argument("--json", metavar="FILE", help="write one flat JSON object")
     a = p.parse_args(argv)
     if a.models is None:
@@ -574,8 +798,8 @@ def parse_args(argv=None):
         p.error(f"unknown models {unknown}; choose from {list(MODELS)}")
     if a.quick and any(MODELS[m].t1_quick is None for m in a.models):
         p.error("--quick has no end time for " + ", ".join(m for m in a.models if MODELS[m].t1_quick is None))
-    if a.repeat < 1 or not 0 <= a.rho_inf < 1:
-        p.error("--repeat must be >= 1 and 0 <= --rho-inf < 1 (index-3 Exudyn)")
+    if a.repeat < 1 or a.batch < 0 or not 0 <= a.rho_inf < 1:
+        p.error("--repeat must be >= 1, --batch >= 0 and 0 <= --rho-inf < 1 (index-3 Exudyn)")
     return a
 
 
@@ -637,6 +861,8 @@ def main(argv=None):
         flat.update({f"{k}_{r['model']}": v for k, v in r.items() if k not in ("model", "label", "quantity")})
     flat.update(geomean_time_ratio=geomean, worst_time_ratio=worst["time_ratio"], worst_model=worst["model"],
                 n_models=len(rows), all_agree=all(r["agree"] for r in rows))
+    if a.batch:
+        run_batch_part(a, rows, flat)
     load_end = os.getloadavg()
     flat["load_avg_1min_end"], flat["load_avg_5min_end"] = load_end[0], load_end[1]
     print(f"load average (1 min) {load_start[0]:.1f} at start, {load_end[0]:.1f} at end on {os.cpu_count()} cores: "

@@ -3,7 +3,12 @@
 one mean for the batch (`batch_mean`),
 one value and its first-order change across the batch computed once instead of once
 per sample (`batch_linearized`); and `max_abs`, `sum_last`, per-sample reductions that
-fuse under `vmap`."""
+fuse under `vmap`.
+
+Each batch-wide function takes an optional per-sample mask `ok`: the samples where it is
+False (a simulation whose step has failed) take no part in the decision or the
+statistic, so that their state, NaN or diverged, never reaches the other samples.
+Without `ok` every sample takes part."""
 
 import jax
 import jax.numpy as jnp
@@ -11,36 +16,62 @@ from jaxtyping import Array, Bool
 
 
 @jax.custom_batching.custom_vmap
-def batch_any(flag: Bool[Array, ""]) -> Bool[Array, ""]:
-    """`flag` itself; under `vmap`, one unbatched `any` over the batch.
-
-    A `lax.cond` on a batched predicate turns into a `select` that evaluates both
-    branches for every sample; on the result of `batch_any` it stays a branch, taken
-    for the whole batch when any sample asks for it."""
+def _batch_any(flag):
     return flag
 
 
-@batch_any.def_vmap
+@_batch_any.def_vmap
 def _batch_any_vmap(axis_size, in_batched, flag):
     return (jnp.any(flag) if in_batched[0] else flag), False
 
 
+def batch_any(flag: Bool[Array, ""], ok: Bool[Array, ""] | None = None) -> Bool[Array, ""]:
+    """`flag & ok` (`flag` without `ok`); under `vmap`, one unbatched `any` over the
+    batch, to which the samples where `ok` is False contribute nothing.
+
+    A `lax.cond` on a batched predicate turns into a `select` that evaluates both
+    branches for every sample; on the result of `batch_any` it stays a branch, taken
+    for the whole batch when any sample asks for it."""
+    return _batch_any(flag if ok is None else flag & ok)
+
+
+def _masked_mean(x, ok):
+    """Mean over the leading (batch) axis of the rows where `ok` (of every row if none
+    is). The excluded rows are replaced by zeros before summing, so a NaN or inf in them
+    does not reach the result."""
+    okf = ok.reshape(ok.shape + (1,) * (x.ndim - 1))
+    count = jnp.sum(ok)
+    masked = jnp.sum(jnp.where(okf, x, 0), axis=0) / jnp.maximum(count, 1).astype(x.dtype)
+    return jnp.where(count > 0, masked, jnp.mean(x, axis=0))
+
+
 @jax.custom_batching.custom_vmap
-def batch_mean(x):
-    """`x` itself; under `vmap`, one unbatched mean over the batch (for quantities that
-    refer to the batch's representative sample, like a shared Newton matrix)."""
+def _batch_mean(x, ok):
     return x
 
 
-@batch_mean.def_vmap
-def _batch_mean_vmap(axis_size, in_batched, x):
-    return (jnp.mean(x, axis=0) if in_batched[0] else x), False
+@_batch_mean.def_vmap
+def _batch_mean_vmap(axis_size, in_batched, x, ok):
+    x_batched, ok_batched = in_batched
+    if not x_batched:
+        return x, False
+    if not ok_batched:  # one mask for every sample: all of them, or (no sample selected) all
+        return jnp.mean(x, axis=0), False
+    return _masked_mean(x, ok), False
 
 
-def update_where(need, make, x, old):
+def batch_mean(x, ok: Bool[Array, ""] | None = None):
+    """`x` itself; under `vmap`, one unbatched mean over the batch (for quantities that
+    refer to the batch's representative sample, like a shared Newton matrix), over the
+    samples where `ok` if given (over all of them if no sample is)."""
+    return _batch_mean(x, jnp.ones((), bool) if ok is None else jnp.asarray(ok))
+
+
+def update_where(need, make, x, old, ok=None):
     """`(make(x), True)` if `need` (for every sample of a batch if any needs it),
-    else `(old, False)`; `make` is evaluated only then."""
-    need = batch_any(need)
+    else `(old, False)`; `make` is evaluated only then. Samples where `ok` is False ask
+    for nothing."""
+    need = batch_any(need, ok)
     return jax.lax.cond(need, lambda: make(x), lambda: old), need
 
 
@@ -57,12 +88,15 @@ def hoisted(fun, *args):
     return flat, list(closed.consts)
 
 
-def _representative(value, batched: bool):
+def _representative(value, batched: bool, ok=None, first=0):
     """One value for a whole batch: the mean over the batch of an inexact array, the
-    first sample of any other."""
+    first sample of any other; with a mask `ok` (batched), the mean over the samples
+    where it holds and the first of them (`first`)."""
     if not batched:
         return value
-    return jnp.mean(value, axis=0) if jnp.issubdtype(value.dtype, jnp.inexact) else value[0]
+    if not jnp.issubdtype(value.dtype, jnp.inexact):
+        return value[first]
+    return jnp.mean(value, axis=0) if ok is None else _masked_mean(value, ok)
 
 
 def _principal_direction(z):
@@ -71,7 +105,7 @@ def _principal_direction(z):
     return jnp.linalg.eigh(z.T @ z)[1][:, -1]
 
 
-def batch_linearized(fun, params):
+def batch_linearized(fun, params, ok=None):
     r"""`fun(x, params)` as a function of `x` that returns `(value, slope, t)`.
 
     Without `vmap`: `(fun(x, params), 0, 0)`. Under `vmap`: `value` is `fun` evaluated
@@ -85,9 +119,16 @@ def batch_linearized(fun, params):
     `value` and `slope` are shared (unbatched), `t` is batched. With one varying
     parameter $d$ is that parameter's axis; with several, their dominant combination.
 
+    With a per-sample mask `ok`, the representative sample, the spread and $d$ are
+    those of the samples where it holds (of all samples if none does): the others, a
+    failed simulation's NaN or diverged state, do not enter them. Every sample still
+    gets its coordinate `t`.
+
     For quantities that only steer an iteration (a Newton matrix kept for a batch of
     similar samples, corrected to first order in each sample's parameter offset);
     never for results."""
+
+    mask = jnp.ones((), bool) if ok is None else jnp.asarray(ok)
 
     def linearized(x):
         flat, consts = hoisted(fun, x, params)
@@ -96,17 +137,20 @@ def batch_linearized(fun, params):
         dtype = jnp.result_type(x)
 
         @jax.custom_batching.custom_vmap
-        def call(x, p_leaves, consts):
+        def call(x, p_leaves, consts, mask):
             value = flat(consts, x, jax.tree_util.tree_unflatten(p_tree, p_leaves))
             zeros = jax.tree_util.tree_map(jnp.zeros_like, value)
             return value, zeros, jnp.zeros((), dtype)
 
         @call.def_vmap
-        def _call_vmap(axis_size, in_batched, x, p_leaves, consts):
-            x_batched, p_batched, c_batched = in_batched
-            x_bar = _representative(x, x_batched)
-            c_bar = [_representative(c, b) for c, b in zip(consts, c_batched)]
-            p_bar = [_representative(p, b) for p, b in zip(p_leaves, p_batched)]
+        def _call_vmap(axis_size, in_batched, x, p_leaves, consts, mask):
+            x_batched, p_batched, c_batched, mask_batched = in_batched
+            # without a batched mask every sample counts: the unmasked statistics, unchanged
+            sel = mask if mask_batched else None
+            first = jnp.argmax(mask) if mask_batched else 0
+            x_bar = _representative(x, x_batched, sel, first)
+            c_bar = [_representative(c, b, sel, first) for c, b in zip(consts, c_batched)]
+            p_bar = [_representative(p, b, sel, first) for p, b in zip(p_leaves, p_batched)]
             varying = [k for k in range(n_p) if p_batched[k] and jnp.issubdtype(p_leaves[k].dtype, jnp.inexact)]
 
             def at(floats):  # fun at the mean, with the varying parameter leaves replaced
@@ -120,10 +164,16 @@ def batch_linearized(fun, params):
                 return ((value, jax.tree_util.tree_map(jnp.zeros_like, value), jnp.zeros((axis_size,), dtype)),
                         (jax.tree_util.tree_map(lambda _: False, value),) * 2 + (True,))
             dev = jnp.concatenate([(p_leaves[k] - p_bar[k]).reshape(axis_size, -1) for k in varying], axis=1)
-            spread = jnp.sqrt(jnp.mean(dev * dev, axis=0))
-            spread = jnp.where(spread > 0, spread, 1.0)
-            standardized = dev / spread[None, :]
-            w = _principal_direction(standardized)
+            if sel is None:
+                spread = jnp.sqrt(jnp.mean(dev * dev, axis=0))
+                spread = jnp.where(spread > 0, spread, 1.0)
+                standardized = dev / spread[None, :]
+                w = _principal_direction(standardized)
+            else:  # the statistics of the selected samples; every sample's coordinate
+                spread = jnp.sqrt(_masked_mean(dev * dev, sel))
+                spread = jnp.where(spread > 0, spread, 1.0)
+                standardized = dev / spread[None, :]
+                w = _principal_direction(jnp.where(sel[:, None], standardized, 0.0))
             t = standardized @ w
             d, tangents, start = w * spread, [], 0
             for k in varying:
@@ -134,7 +184,7 @@ def batch_linearized(fun, params):
             unbatched = jax.tree_util.tree_map(lambda _: False, value)
             return (value, slope, t.astype(dtype)), (unbatched, unbatched, True)
 
-        return call(x, p_leaves, consts)
+        return call(x, p_leaves, consts, mask)
 
     return linearized
 

@@ -19,6 +19,7 @@ from .._structural import structural
 from ..system import CONSISTENT_MAX_ITER, System, _project, check_projection, velocity_residuals
 from ..trajectory import NEWTON_FAILED, SUCCESS, Trajectory, check_result
 from .base import AbstractDAESolver
+from .batching import batch_any
 from .generalized_alpha import GeneralizedAlpha
 
 
@@ -92,22 +93,54 @@ def checkpointed_scan(f, carry, xs):
 
 
 def _advance(system, solver, state, fail, t0, h, first_step, nsave: int, save_every: int, checkpoint: bool, outputs):
-    """Advance `nsave * save_every` steps; returns the state, failure record, saves."""
+    """Advance `nsave * save_every` steps; returns the state, failure record, saves.
+
+    A run whose step has failed stops there: the state that step ended with (its last
+    Newton iterate, which the failure diagnosis reads) is held for every later step.
+    Under `vmap` the other samples go on: the failed ones are passed to the solver as
+    not `healthy`, so that they take no part in its batch-wide decisions, their states
+    are kept by a `where`, and when no sample is left the steps are skipped
+    (`batch_any`), as they are for a single run after its failure. When the samples'
+    results depend on each other (`solver.couples_samples`, a Newton matrix shared by
+    the batch), a step in which a sample failed is taken again with `coupled=False`
+    (every sample on its own): until it failed, the failing sample took part in that
+    step's shared matrices, and the others may have failed or been thrown off with it.
+    Then only a sample that fails on its own is marked failed, and a failing sample
+    never changes another sample's result.
+    """
     scan = checkpointed_scan if checkpoint else jax.lax.scan
 
     def one_step(carry, k):
         state, fail = carry
         step = first_step + k
         t = t0 + step * h
-        new, info = solver.step(system, t, h, state)
-        failed = ~info.converged
-        first = failed & (fail[0] < 0)
+        healthy = fail[0] < 0
+
+        def take(c, coupled):  # one attempt, if it is due, for the samples still running
+            result, due = c
+
+            def attempt():
+                new, info = solver.step(system, t, h, state, healthy, coupled)
+                return new, (info.converged, info.error, info.iterations)
+
+            tried = jax.lax.cond(due, attempt, lambda: result)
+            result = jax.tree_util.tree_map(lambda a, b: jnp.where(healthy, a, b), tried, result)
+            return (result, batch_any(~result[1][0], healthy)), None
+
+        held = (state, (jnp.ones((), bool), jnp.zeros((), fail[2].dtype), jnp.zeros((), int)))
+        start = (held, batch_any(healthy))
+        if solver.couples_samples:  # the scan traces the step once, for both attempts
+            (result, _), _ = jax.lax.scan(take, start, jnp.array([True, False]))
+        else:
+            (result, _), _ = take(start, True)
+        new, (converged, error, iterations) = result
+        first = healthy & ~converged
         fail = (
             jnp.where(first, step + 1, fail[0]),
             jnp.where(first, t + h, fail[1]),
-            jnp.where(first, info.error, fail[2]),
+            jnp.where(first, error, fail[2]),
         )
-        return (new, fail), info.iterations
+        return (new, fail), jnp.where(healthy, iterations, 0)
 
     def one_save(carry, j):
         carry, iters = scan(one_step, carry, j * save_every + jnp.arange(save_every))

@@ -152,8 +152,11 @@ class GeneralizedAlpha(AbstractDAESolver):
       matrix costs one formation (with its directional derivative) per batch instead
       of one per sample (measurements: docs/performance.md). For batches of similar samples (parameter
       sweeps, uncertainty analysis); a sample too far from the mean for the kept
-      matrix to contract fails its step (`max_iter`) like any non-converging Newton
-      solve. Under `run_batch` each device shares its own matrix. Without `vmap` it
+      matrix to contract fails its step (`max_iter`), and `simulate` then takes that
+      step again with a matrix of each sample's own (`coupled=False`): only a sample
+      that fails on its own is marked failed. A failed sample is left out of the
+      matrix from then on (`healthy`), so that it never changes another sample's
+      result. Under `run_batch` each device shares its own matrix. Without `vmap` it
       changes nothing.
     - `corotate`: with a kept matrix, rotate the kept matrix with the system. When the
       coordinates come in $(x, y)$ pairs that turn together under a rigid rotation of
@@ -214,6 +217,11 @@ class GeneralizedAlpha(AbstractDAESolver):
             raise ValueError(f"GeneralizedAlpha: `tangent_refinements` must be >= 0, got {self.tangent_refinements}.")
 
     @property
+    def couples_samples(self) -> bool:
+        """With `shared_matrix`, a sample's iterates depend on the batch's matrix."""
+        return self.shared_matrix
+
+    @property
     def strategy(self) -> AbstractNewton:
         """The Newton strategy that `newton` names (see `flexjax.solvers.newton`)."""
         if isinstance(self.newton, AbstractNewton):
@@ -242,14 +250,19 @@ class GeneralizedAlpha(AbstractDAESolver):
         kind = kept_kind(n, self.shared_matrix or self.corotate or self.redundant, st)
         kept = self.strategy.init(n, q0.dtype, kind, st)
         if self.corotate:
-            kept = eqx.tree_at(lambda k: k.ref, kept, self._frame_position(q0), is_leaf=lambda v: v is None)
+            kept = eqx.tree_at(lambda k: k.ref, kept, self._frame_position(q0, True, True),
+                               is_leaf=lambda v: v is None)
         return GAState(q=q0, v=v0, a=qdd, qdd=qdd, lam=lam, z=system.force_states(), kept=kept)
 
-    def step(self, system, t, h, s: GAState) -> tuple[GAState, StepInfo]:
+    def step(self, system, t, h, s: GAState, healthy=True, coupled=True) -> tuple[GAState, StepInfo]:
         r"""Advance `s` from `t` to `t + h`.
 
         Stateful force elements are advanced first, from the converged $q_n, \dot q_n$,
         and held fixed during the Newton solve (a sampled controller, a contact memory).
+        Under `vmap`, a sample that is not `healthy` (its run has failed) takes no Newton
+        iteration and no part in the batch's decisions and statistics; its result is
+        not converged. With `shared_matrix` and `coupled` False, every sample forms its
+        own matrix in this step (stored in the shared layout, with no correction).
         """
         z = system.with_force_states(s.z).advance_force_states(s.q, s.v, t, h)
         system = system.with_force_states(z)
@@ -287,14 +300,15 @@ class GeneralizedAlpha(AbstractDAESolver):
         # with a kept matrix the mass block's scale is read at the step's start
         m_bar = max_abs(jnp.diagonal(system.mass(s.q))) if kept else None
         increment = Increment(nq, m, beta_h2, tol, m_bar)
-        fresh = self._fresh_inverse(residual_of, system, s.kept.kind, self._structure(system)) if kept else None
+        fresh = (self._fresh_inverse(residual_of, system, s.kept.kind, self._structure(system), coupled)
+                 if kept else None)
         turn = None
         if self.corotate:
-            position = lambda x: self._frame_position(kinematics(x)[1])
-            turn = (position, position(x0))
+            position = lambda x, ok: self._frame_position(kinematics(x)[1], ok, coupled)
+            turn = (position, position(x0, healthy))
 
         def newton(f, x):
-            x, result = strategy.solve(f, x, increment, self.max_iter, s.kept, fresh, turn, self.redundant)
+            x, result = strategy.solve(f, x, increment, self.max_iter, s.kept, fresh, turn, self.redundant, healthy)
             P = result.kept.preconditioner(x.shape[0]) if kept else jnp.zeros((0, 0), x.dtype)
             return x, P, result
 
@@ -321,34 +335,45 @@ class GeneralizedAlpha(AbstractDAESolver):
         least-squares solve is needed."""
         return None if self.redundant else structure.newton_structure(system, self.index2)
 
-    def _fresh_inverse(self, residual_of, system, kind, st=None):
-        """`x -> (factor, coord)`, a new kept matrix at `x` (`newton.KeptMatrix`): the
+    def _fresh_inverse(self, residual_of, system, kind, st=None, coupled=True):
+        """`(x, ok) -> (factor, coord)`, a new kept matrix at `x` (`newton.KeptMatrix`): the
         Newton matrix `jacfwd(residual_of(system, .))` stored as `kind` (its transposed
         inverse or pseudo-inverse, or its LU factors), or with `shared_matrix` the
         batch's linearized inverse (`batch_linearized` along the floating-point arrays of
-        `system`). Transposed because `r @ M` is a faster batched product than `r @ M.T`
-        on CPU (no transposing copy per iteration)."""
+        `system`, from the samples where `ok`), unless not `coupled`. Transposed because
+        `r @ M` is a faster batched product than `r @ M.T` on CPU (no transposing copy per
+        iteration)."""
         inverse = jnp.linalg.pinv if self.redundant else dense.inverse
         if not self.shared_matrix:
             if self.redundant:
-                return lambda x: ((inverse(jax.jacfwd(lambda y: residual_of(system, y))(x).T),), None)
+                return lambda x, ok: ((inverse(jax.jacfwd(lambda y: residual_of(system, y))(x).T),), None)
             if kind == "banded":  # coloured forward passes, about 2 x bandwidth instead of n
-                return lambda x: (factorize(structure.jacobian(lambda y: residual_of(system, y), x, st), kind), None)
-            return lambda x: (factorize(jax.jacfwd(lambda y: residual_of(system, y))(x), kind), None)
+                return lambda x, ok: (factorize(structure.jacobian(lambda y: residual_of(system, y), x, st), kind),
+                                      None)
+            return lambda x, ok: (factorize(jax.jacfwd(lambda y: residual_of(system, y))(x), kind), None)
         params, rest = eqx.partition(system, eqx.is_inexact_array)
         jacobian = lambda x, p: jax.jacfwd(lambda y: residual_of(eqx.combine(p, rest), y))(x)
 
-        def fresh(x):
-            J, dJ, coord = batch_linearized(jacobian, params)(x)
+        def shared(x, ok):
+            J, dJ, coord = batch_linearized(jacobian, params, ok)(x)
             Jinv_t = inverse(J.T)
             return (jnp.concatenate([Jinv_t, Jinv_t @ dJ.T @ Jinv_t], axis=1),), coord
 
-        return fresh
+        def alone(x, ok):  # the sample's own matrix, in the shared layout: no correction
+            Jinv_t = inverse(jax.jacfwd(lambda y: residual_of(system, y))(x).T)
+            return (jnp.concatenate([Jinv_t, jnp.zeros_like(Jinv_t)], axis=1),), jnp.zeros((), x.dtype)
 
-    def _frame_position(self, q):
+        if coupled is True:
+            return shared
+        return lambda x, ok: jax.lax.cond(coupled, shared, alone, x, ok)
+
+    def _frame_position(self, q, ok, coupled):
         """The position a kept matrix is referred to with `corotate`: the sample's own, or
-        with `shared_matrix` the batch's mean (`batch_mean`), whose matrix it is."""
-        return batch_mean(q) if self.shared_matrix else q
+        with `shared_matrix` (and `coupled`) the batch's mean (`batch_mean`) over the
+        samples where `ok`, whose matrix it is."""
+        if not self.shared_matrix:
+            return q
+        return batch_mean(q, ok) if coupled is True else jnp.where(coupled, batch_mean(q, ok), q)
 
     def _tangent_solve(self, g, y):
         # g is the linearized residual at the solution; its matrix is the Newton matrix

@@ -17,6 +17,11 @@ It is a field of the solver, as diffrax makes its root finder one:
   take it, so a sample's iterates are those of its own run. With `shared=True` the
   batch keeps one matrix (`GeneralizedAlpha(shared_matrix=True)`).
 
+Both take a per-sample `healthy` flag: a sample whose run has failed takes no
+iteration and no part in the batch's decisions (the loop condition, the refresh) nor,
+with a shared matrix, in the statistics the matrix is formed from; neither does, from
+the moment it stops, a sample that stops unconverged within the step.
+
 Both converge to the same tolerance; results agree to it, and gradients are the same
 (implicit differentiation at the converged point, `flexjax.solvers.implicit`).
 """
@@ -191,11 +196,14 @@ class AbstractNewton(eqx.Module):
         """The kept state before the first step (`None` if it keeps nothing)."""
 
     @abc.abstractmethod
-    def solve(self, residual, x0, increment: Increment, max_iter: int, kept, fresh, turn=None, least_squares=False):
+    def solve(self, residual, x0, increment: Increment, max_iter: int, kept, fresh, turn=None, least_squares=False,
+              healthy=True):
         r"""`(x, NewtonResult)` for `residual(x) = 0` from `x0`. `kept` is the carried
-        state, `fresh(x) -> (inv_t, coord)` forms a new kept inverse at `x`; `turn`,
-        with `corotate`: `(position, predicted)`, the map from unknowns to the position
-        a matrix is referred to and this step's predicted one."""
+        state, `fresh(x, ok) -> (factor, coord)` forms a new kept matrix at `x` (a shared
+        one from the samples where `ok`); `turn`, with `corotate`: `(position,
+        predicted)`, the map `(x, ok) -> position` a matrix is referred to and this
+        step's predicted position. A sample that is not `healthy` takes no iteration:
+        `x0` comes back with an infinite error."""
 
 
 class FullNewton(AbstractNewton):
@@ -204,10 +212,10 @@ class FullNewton(AbstractNewton):
     def init(self, n, dtype, kind="inverse", st=None):
         return None
 
-    def solve(self, residual, x0, increment, max_iter, kept, fresh, turn=None, least_squares=False):
+    def solve(self, residual, x0, increment, max_iter, kept, fresh, turn=None, least_squares=False, healthy=True):
         def cond(c):
             x, it, err = c
-            return (it == 0) | ((it < max_iter) & (err > 1.0) & jnp.isfinite(err))
+            return healthy & ((it == 0) | ((it < max_iter) & (err > 1.0) & jnp.isfinite(err)))
 
         def body(c):
             x, it, _ = c
@@ -256,12 +264,12 @@ class KeptNewton(AbstractNewton):
         return KeptMatrix(factor=factor, valid=jnp.zeros((), dtype), coord=jnp.zeros((), dtype) if self.shared else None,
                           kind=kind)
 
-    def solve(self, residual, x0, increment, max_iter, kept, fresh, turn=None, least_squares=False):
+    def solve(self, residual, x0, increment, max_iter, kept, fresh, turn=None, least_squares=False, healthy=True):
         n = x0.shape[0]
         position, predicted = turn if turn is not None else (None, None)
 
         def active(it, err):
-            return (it == 0) | ((it < max_iter) & (err > 1.0) & jnp.isfinite(err))
+            return healthy & ((it == 0) | ((it < max_iter) & (err > 1.0) & jnp.isfinite(err)))
 
         # Under vmap the loop runs while any sample is active (`batch_any`), and samples
         # that are done keep their carries by `where`. The per-sample scalars travel as
@@ -272,9 +280,12 @@ class KeptNewton(AbstractNewton):
 
         def body(c):
             x, scalars, matrix, ref = c
-            make = (lambda x: (fresh(x), ref)) if turn is None else (lambda x: (fresh(x), position(x)))
             it, err, inc_prev, theta, njac = (scalars[..., k] for k in range(5))
             on = active(it, err)
+            # the samples a shared matrix is formed from: the healthy ones still iterating
+            # or converged, not one that stopped unconverged (NaN, or out of iterations)
+            ok = healthy & (on | (err <= 1.0))
+            make = (lambda x: (fresh(x, ok), ref)) if turn is None else (lambda x: (fresh(x, ok), position(x, ok)))
             rate = jnp.minimum(theta, 0.99)
             # iterations still needed at this rate (err shrinks by `rate` per iteration)
             needed = jnp.log(jnp.maximum(err, 1.0)) / -jnp.log(jnp.maximum(rate, 1e-300))
