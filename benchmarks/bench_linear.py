@@ -48,6 +48,8 @@ import flexjax as fj
 from flexjax.joints.ancf import AncfPin
 from flexjax.solvers import banded, structure
 
+from bench_batch import _table  # same printed-table layout as the other benchmarks
+
 FLEX = dict(length=1.2, area=0.0018, second_moment=1.215e-8, rho=5540.0, youngs=0.7e6)  # bench_peers.py (a)
 G, H, RHO_INF = 9.81, 1e-3, 0.9
 
@@ -144,14 +146,6 @@ def bench(n, repeat):
     c_matrix, _ = compiled(lambda x: structure.jacobian(dense_residual, x, st), x)
     row["banded_matrix_dense_mass_s"] = median_run(c_matrix, (x,), repeat)
     return row
-
-
-def _table(rows, cols):
-    cells = [[h for h, _ in cols]] + [[f(r) for _, f in cols] for r in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(cols))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def main(argv=None):
