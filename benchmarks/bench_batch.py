@@ -59,8 +59,12 @@ def parse_args(argv=None):
     p.add_argument("--repeat", type=int, default=3, help="warm batch runs; the median is reported")
     p.add_argument("--host-devices", type=int, default=None, help="force K host (CPU) devices")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--newton", choices=("full", "modified"), default="full",
-                   help="GeneralizedAlpha(newton=...) for the rigid models (the clearance arm keeps its own solver)")
+    p.add_argument(
+        "--newton",
+        choices=("full", "modified"),
+        default="full",
+        help="GeneralizedAlpha(newton=...) for the rigid models (the clearance arm keeps its own solver)",
+    )
     p.add_argument("--json", metavar="FILE", help="write all numbers as JSON")
     a = p.parse_args(argv)
     a.n = [int(x) for x in a.n.split(",") if x.strip()]
@@ -84,8 +88,9 @@ def build(model, steps, dt, newton="full"):
         def fn(p):
             w = p[0]
             q0, v0 = models.slider_crank_state(omega=w)
-            tr = flexjax.simulate(models.slider_crank(omega=w), q0, v0, t1, dt, solver=solver,
-                                  consistent=False, throw=False)
+            tr = flexjax.simulate(
+                models.slider_crank(omega=w), q0, v0, t1, dt, solver=solver, consistent=False, throw=False
+            )
             return {"slider_x": tr.q[:, 8], "ok": tr.succeeded}
 
         return fn, Interval([jnp.pi], [3 * jnp.pi], names=("omega",))
@@ -104,8 +109,9 @@ def build(model, steps, dt, newton="full"):
 
     def fn(p):
         q0, v0 = models.double_pendulum_state(0.5, 1.0)
-        tr = flexjax.simulate(models.double_pendulum(masses=(p[0], p[1])), q0, v0, t1, dt, solver=solver,
-                              consistent=False, throw=False)
+        tr = flexjax.simulate(
+            models.double_pendulum(masses=(p[0], p[1])), q0, v0, t1, dt, solver=solver, consistent=False, throw=False
+        )
         return {"q": tr.q, "ok": tr.succeeded}
 
     return fn, Interval([0.5, 0.5], [2.0, 2.0], names=("m1", "m2"))
@@ -148,16 +154,30 @@ def bench(a):
 
         diff = max(
             float(np.max(np.abs(np.asarray(b, float) - np.stack([np.asarray(l, float) for l in ls]))))
-            for b, ls in zip(jax.tree_util.tree_leaves(out),
-                             zip(*[jax.tree_util.tree_leaves(o) for o in loop]))
+            for b, ls in zip(
+                jax.tree_util.tree_leaves(out),
+                zip(*[jax.tree_util.tree_leaves(o) for o in loop], strict=True),
+                strict=True,
+            )
         )
-        rows.append({
-            "n": n, "chunk": info.chunk_size, "nchunks": info.nchunks, "devices": info.ndevices,
-            "batch_compile_s": info.compile_s, "batch_run_s": batch_s, "batch_run_min_s": min(times),
-            "batch_samples_per_s": n / batch_s, "loop_compile_s": loop_compile_s if n == a.n[0] else 0.0,
-            "loop_run_s": loop_s, "loop_samples_per_s": n / loop_s, "speedup": loop_s / batch_s,
-            "max_abs_diff": diff, "all_succeeded": bool(np.all(out["ok"])),
-        })
+        rows.append(
+            {
+                "n": n,
+                "chunk": info.chunk_size,
+                "nchunks": info.nchunks,
+                "devices": info.ndevices,
+                "batch_compile_s": info.compile_s,
+                "batch_run_s": batch_s,
+                "batch_run_min_s": min(times),
+                "batch_samples_per_s": n / batch_s,
+                "loop_compile_s": loop_compile_s if n == a.n[0] else 0.0,
+                "loop_run_s": loop_s,
+                "loop_samples_per_s": n / loop_s,
+                "speedup": loop_s / batch_s,
+                "max_abs_diff": diff,
+                "all_succeeded": bool(np.all(out["ok"])),
+            }
+        )
         print(f"  N={n}: batch {n / batch_s:.1f} samples/s, loop {n / loop_s:.1f} samples/s", file=sys.stderr)
     return rows
 
@@ -165,7 +185,7 @@ def bench(a):
 def _table(rows, cols):
     cells = [[h for h, _ in cols]] + [[f(r) for _, f in cols] for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(len(cols))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -174,8 +194,9 @@ def main(argv=None):
     a = parse_args(argv)
     if a.host_devices:
         # must precede the first JAX import: the flag is read when the CPU client starts
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                                   f" --xla_force_host_platform_device_count={a.host_devices}").strip()
+        os.environ["XLA_FLAGS"] = (
+            os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={a.host_devices}"
+        ).strip()
     import jax
 
     import flexjax
@@ -183,29 +204,48 @@ def main(argv=None):
     rows = bench(a)
     dev = jax.local_devices()
     device = f"{dev[0].platform}:{dev[0].device_kind}"
-    print(f"flexjax {flexjax.__version__}, jax {jax.__version__}, {len(dev)} x {device}, "
-          f"{os.cpu_count()} CPU cores, float64; model {a.model}, "
-          f"generalized-alpha rho_inf={rho_inf(a.model)} ({a.newton} Newton), "
-          f"{a.steps} steps of dt={a.dt:g}; batch run = median of {a.repeat} warm runs\n")
-    print(_table(rows, [
-        ("N", lambda r: str(r["n"])),
-        ("chunk", lambda r: str(r["chunk"])),
-        ("dev", lambda r: str(r["devices"])),
-        ("batch compile (s)", lambda r: f"{r['batch_compile_s']:.2f}"),
-        ("batch run (s)", lambda r: f"{r['batch_run_s']:.4f}"),
-        ("batch samples/s", lambda r: f"{r['batch_samples_per_s']:.1f}"),
-        ("loop compile (s)", lambda r: f"{r['loop_compile_s']:.2f}" if r["loop_compile_s"] else "-"),
-        ("loop run (s)", lambda r: f"{r['loop_run_s']:.4f}"),
-        ("loop samples/s", lambda r: f"{r['loop_samples_per_s']:.1f}"),
-        ("speedup", lambda r: f"{r['speedup']:.1f}x"),
-        ("max |batch-loop|", lambda r: f"{r['max_abs_diff']:.1e}"),
-        ("all ok", lambda r: "yes" if r["all_succeeded"] else "NO"),
-    ]))
+    print(
+        f"flexjax {flexjax.__version__}, jax {jax.__version__}, {len(dev)} x {device}, "
+        f"{os.cpu_count()} CPU cores, float64; model {a.model}, "
+        f"generalized-alpha rho_inf={rho_inf(a.model)} ({a.newton} Newton), "
+        f"{a.steps} steps of dt={a.dt:g}; batch run = median of {a.repeat} warm runs\n"
+    )
+    print(
+        _table(
+            rows,
+            [
+                ("N", lambda r: str(r["n"])),
+                ("chunk", lambda r: str(r["chunk"])),
+                ("dev", lambda r: str(r["devices"])),
+                ("batch compile (s)", lambda r: f"{r['batch_compile_s']:.2f}"),
+                ("batch run (s)", lambda r: f"{r['batch_run_s']:.4f}"),
+                ("batch samples/s", lambda r: f"{r['batch_samples_per_s']:.1f}"),
+                ("loop compile (s)", lambda r: f"{r['loop_compile_s']:.2f}" if r["loop_compile_s"] else "-"),
+                ("loop run (s)", lambda r: f"{r['loop_run_s']:.4f}"),
+                ("loop samples/s", lambda r: f"{r['loop_samples_per_s']:.1f}"),
+                ("speedup", lambda r: f"{r['speedup']:.1f}x"),
+                ("max |batch-loop|", lambda r: f"{r['max_abs_diff']:.1e}"),
+                ("all ok", lambda r: "yes" if r["all_succeeded"] else "NO"),
+            ],
+        )
+    )
     if a.json:
-        meta = {"flexjax_version": flexjax.__version__, "jax_version": jax.__version__, "device": device,
-                "devices": len(dev), "cpu_count": os.cpu_count(), "machine": platform.machine(),
-                "model": a.model, "steps": a.steps, "dt": a.dt, "repeat": a.repeat, "rho_inf": rho_inf(a.model),
-                "newton": a.newton, "chunk_size": a.chunk_size, "dtype": "float64"}
+        meta = {
+            "flexjax_version": flexjax.__version__,
+            "jax_version": jax.__version__,
+            "device": device,
+            "devices": len(dev),
+            "cpu_count": os.cpu_count(),
+            "machine": platform.machine(),
+            "model": a.model,
+            "steps": a.steps,
+            "dt": a.dt,
+            "repeat": a.repeat,
+            "rho_inf": rho_inf(a.model),
+            "newton": a.newton,
+            "chunk_size": a.chunk_size,
+            "dtype": "float64",
+        }
         with open(a.json, "w") as f:
             json.dump({**meta, "rows": rows}, f, indent=2)
         print(f"\nwrote {a.json}")

@@ -63,7 +63,6 @@ def _model(name):
         return build, run, 30e9, 0.2, 0.01, lambda tr: tr.q[-1, -4]
     if name == "flfj_arm":
         from experiments.flfj_control import KD, arm
-
         from flexjax.control.pd import PD, CoordinateControl
         from flexjax.control.references import Ramp
 
@@ -72,14 +71,14 @@ def _model(name):
 
         def run(s, t1):
             n = s.nq
-            return fj.simulate_ode(s, jnp.zeros(n), jnp.zeros(n), t1, rtol=1e-8, atol=1e-10,
-                                   ts=jnp.linspace(0.0, t1, 101))
+            return fj.simulate_ode(
+                s, jnp.zeros(n), jnp.zeros(n), t1, rtol=1e-8, atol=1e-10, ts=jnp.linspace(0.0, t1, 101)
+            )
 
         return build, run, 0.6, 2.0, 0.5, lambda tr: tr.q[-1, 0]
     if name == "parallel_robot":
-        from flexjax.models import parallel_robot as robot
-
         from flexjax.bodies import AncfBeam3D
+        from flexjax.models import parallel_robot as robot
 
         base = robot.parallel_robot()  # the builder checks the workspace on concrete numbers
         rods = lambda s: [b.youngs for b in s.bodies if isinstance(b, AncfBeam3D)]
@@ -157,18 +156,26 @@ def main(argv=None):
     import jax
 
     results = {"jax_version": jax.__version__, "device": str(jax.devices()[0]), "cpu_count": os.cpu_count()}
-    print(f"{'model':16s} {'forward':>8s} {'grad':>8s} {'batch':>8s} {'rebuilt':>8s} {'cached':>8s} {'run':>8s} {'HLO ops':>8s}")
+    print(
+        f"{'model':16s} {'forward':>8s} {'grad':>8s} {'batch':>8s} {'rebuilt':>8s} "
+        f"{'cached':>8s} {'run':>8s} {'HLO ops':>8s}"
+    )
     for name in names:
         with tempfile.TemporaryDirectory() as cache:
             r = _spawn(name, cache, False)
             r.update(_spawn(name, cache, True))
         results.update(r)
-        get = lambda k: r.get(f"{k}_{name}", float("nan"))
-        print(f"{name:16s} {get('compile_forward_s'):8.2f} {get('compile_grad_s'):8.2f} {get('compile_batch_s'):8.2f} "
-              f"{get('rebuilt_call_s'):8.3f} {get('cached_first_call_s'):8.2f} {get('run_s'):8.3f} "
-              f"{get('hlo_ops_forward'):8.0f}", flush=True)
-    print("seconds; forward/grad/batch: compile beyond the run; rebuilt: a call on a rebuilt System; "
-          "cached: first call in a new process with the persistent cache (run included)")
+        get = lambda k, r=r, name=name: r.get(f"{k}_{name}", float("nan"))
+        print(
+            f"{name:16s} {get('compile_forward_s'):8.2f} {get('compile_grad_s'):8.2f} {get('compile_batch_s'):8.2f} "
+            f"{get('rebuilt_call_s'):8.3f} {get('cached_first_call_s'):8.2f} {get('run_s'):8.3f} "
+            f"{get('hlo_ops_forward'):8.0f}",
+            flush=True,
+        )
+    print(
+        "seconds; forward/grad/batch: compile beyond the run; rebuilt: a call on a rebuilt System; "
+        "cached: first call in a new process with the persistent cache (run included)"
+    )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1, sort_keys=True)

@@ -176,7 +176,10 @@ def _isolated(task, name, a):
 def _table(rows, cols):
     cells = [[h for h, _ in cols]] + [[f(r) for _, f in cols] for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(len(cols))]
-    lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))) for row in cells]
+    lines = [
+        "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+        for row in cells
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -214,19 +217,24 @@ def main():
         f"{os.cpu_count()} CPU cores; generalized-alpha rho_inf=0.9, dt={DT:g}, "
         f"{a.steps} steps, median of {a.repeat} runs; each compile timed in a fresh process\n"
     )
-    print(_table(rows, [
-        ("model", lambda r: r["model"]),
-        ("nq", lambda r: str(r["nq"])),
-        ("m", lambda r: str(r["nconstraints"])),
-        ("compile 1st call (s)", lambda r: f"{r['compile_first_call_s']:.2f}"),
-        ("compile AOT chunk (s)", lambda r: f"{r['compile_aot_chunk_s']:.2f}"),
-        ("run (s)", lambda r: f"{r['run_median_s']:.3f}"),
-        ("steps/s", lambda r: f"{r['steps_per_s']:.0f}"),
-        ("scan only (s)", lambda r: f"{r['scan_only_median_s']:.3f}"),
-        ("max |Phi|", lambda r: f"{r['max_constraint_residual']:.1e}"),
-        ("device", lambda r: device),
-        ("dtype", lambda r: r["dtype"]),
-    ]))
+    print(
+        _table(
+            rows,
+            [
+                ("model", lambda r: r["model"]),
+                ("nq", lambda r: str(r["nq"])),
+                ("m", lambda r: str(r["nconstraints"])),
+                ("compile 1st call (s)", lambda r: f"{r['compile_first_call_s']:.2f}"),
+                ("compile AOT chunk (s)", lambda r: f"{r['compile_aot_chunk_s']:.2f}"),
+                ("run (s)", lambda r: f"{r['run_median_s']:.3f}"),
+                ("steps/s", lambda r: f"{r['steps_per_s']:.0f}"),
+                ("scan only (s)", lambda r: f"{r['scan_only_median_s']:.3f}"),
+                ("max |Phi|", lambda r: f"{r['max_constraint_residual']:.1e}"),
+                ("device", lambda r: device),
+                ("dtype", lambda r: r["dtype"]),
+            ],
+        )
+    )
     print(
         f"\ngradient d q[-1, 8] / d omega (slider-crank, omega={a.omega:g} rad/s, {a.steps} steps):\n"
         f"  value {g['grad_value']:.9g} (closed form {g['grad_exact']:.9g}, rel. error {g['grad_rel_error']:.1e})\n"

@@ -2,7 +2,8 @@
 
 Reverse-mode gradient of the final tip x of the very flexible planar ANCF pendulum
 (4 elements, pinned, h = 1e-4 s, rho_inf = 0.9, `--newton` modified (default) or full
-Newton) with respect to E, for 10^3, 10^4, 10^5 steps, with `simulate(checkpoint=True)` (default: steps recomputed in ~sqrt(n) blocks)
+Newton) with respect to E, for 10^3, 10^4, 10^5 steps, with `simulate(checkpoint=True)`
+(default: steps recomputed in ~sqrt(n) blocks)
 and `checkpoint=False` (every step's linearization stored). For each: AOT compile
 time, median run time of `--repeat` warm calls (forward and gradient called in turn,
 so that a shared machine's slow drifts hit both), the ratio of the medians and of
@@ -28,8 +29,12 @@ def parse_args(argv=None):
     p.add_argument("--repeat", type=int, default=3, help="warm runs; the median is reported")
     p.add_argument("--elements", type=int, default=4)
     p.add_argument("--newton", choices=("modified", "full"), default="modified", help="GeneralizedAlpha(newton=...)")
-    p.add_argument("--tangent-refinements", type=int, default=8,
-                   help="GeneralizedAlpha(tangent_refinements=...); 0 forms and factors the exact matrix")
+    p.add_argument(
+        "--tangent-refinements",
+        type=int,
+        default=8,
+        help="GeneralizedAlpha(tangent_refinements=...); 0 forms and factors the exact matrix",
+    )
     p.add_argument("--json", metavar="FILE")
     a = p.parse_args(argv)
     a.steps = [int(x) for x in a.steps.split(",") if x.strip()]
@@ -47,8 +52,18 @@ def loss_fn(n_steps, elements, checkpoint, newton="modified", tangent_refinement
         beam = AncfBeam2D(1.2, 5540.0, 0.0018, 1.215e-8, E, elements)
         system = fj.System([beam], [AncfPin(0, 0)], [fj.Gravity((0.0, -9.81))])
         q0 = beam.straight_coordinates()
-        tr = fj.simulate(system, q0, jnp.zeros_like(q0), n_steps * 1e-4, 1e-4, solver=fj.GeneralizedAlpha(rho_inf=0.9, newton=newton, tangent_refinements=tangent_refinements),
-                         save_every=n_steps, consistent=False, throw=False, checkpoint=checkpoint)
+        tr = fj.simulate(
+            system,
+            q0,
+            jnp.zeros_like(q0),
+            n_steps * 1e-4,
+            1e-4,
+            solver=fj.GeneralizedAlpha(rho_inf=0.9, newton=newton, tangent_refinements=tangent_refinements),
+            save_every=n_steps,
+            consistent=False,
+            throw=False,
+            checkpoint=checkpoint,
+        )
         return tr.q[-1, -4]
 
     return f
@@ -72,7 +87,7 @@ def time_alternating(fns, x, repeat):
 
     times = [[] for _ in fns]
     for _ in range(repeat):
-        for fn, ts in zip(fns, times):
+        for fn, ts in zip(fns, times, strict=True):
             t = time.perf_counter()
             jax.block_until_ready(fn(x))
             ts.append(time.perf_counter() - t)
@@ -95,27 +110,55 @@ def main(argv=None):
             grad, gc, gm = compile_aot(jax.grad(f), E)
             ft, gt = time_alternating((fwd, grad), E, a.repeat)
             fr, gr = statistics.median(ft), statistics.median(gt)
-            rows.append({"steps": n, "checkpoint": ckpt, "forward_compile_s": fc, "forward_run_s": fr,
-                         "forward_temp_mb": fm / 1e6, "grad_compile_s": gc, "grad_run_s": gr,
-                         "grad_temp_mb": gm / 1e6, "grad_over_forward": gr / fr,
-                         "grad_over_forward_min": min(gt) / min(ft), "gradient": float(grad(E))})
-            print(f"  steps={n} checkpoint={ckpt}: forward {fr:.3f} s, gradient {gr:.3f} s, "
-                  f"{gm / 1e6:.2f} MB", flush=True)
+            rows.append(
+                {
+                    "steps": n,
+                    "checkpoint": ckpt,
+                    "forward_compile_s": fc,
+                    "forward_run_s": fr,
+                    "forward_temp_mb": fm / 1e6,
+                    "grad_compile_s": gc,
+                    "grad_run_s": gr,
+                    "grad_temp_mb": gm / 1e6,
+                    "grad_over_forward": gr / fr,
+                    "grad_over_forward_min": min(gt) / min(ft),
+                    "gradient": float(grad(E)),
+                }
+            )
+            print(
+                f"  steps={n} checkpoint={ckpt}: forward {fr:.3f} s, gradient {gr:.3f} s, {gm / 1e6:.2f} MB", flush=True
+            )
     dev = jax.local_devices()[0]
-    print(f"\nflexjax {flexjax.__version__}, jax {jax.__version__}, {dev.platform}:{dev.device_kind}, "
-          f"{os.cpu_count()} CPU cores, load {os.getloadavg()[0]:.1f}, float64; ANCF pendulum {a.elements} el., "
-          f"h = 1e-4 s, {a.newton} Newton, tangent_refinements={a.tangent_refinements}; median of {a.repeat} warm runs\n")
-    head = f"{'steps':>7} {'ckpt':>5} {'fwd run (s)':>12} {'grad run (s)':>13} {'grad/fwd':>9} {'min/min':>8} " \
-           f"{'grad temp (MB)':>15} {'fwd compile':>12} {'grad compile':>13}"
+    print(
+        f"\nflexjax {flexjax.__version__}, jax {jax.__version__}, {dev.platform}:{dev.device_kind}, "
+        f"{os.cpu_count()} CPU cores, load {os.getloadavg()[0]:.1f}, float64; ANCF pendulum {a.elements} el., "
+        f"h = 1e-4 s, {a.newton} Newton, tangent_refinements={a.tangent_refinements}; median of {a.repeat} warm runs\n"
+    )
+    head = (
+        f"{'steps':>7} {'ckpt':>5} {'fwd run (s)':>12} {'grad run (s)':>13} {'grad/fwd':>9} {'min/min':>8} "
+        f"{'grad temp (MB)':>15} {'fwd compile':>12} {'grad compile':>13}"
+    )
     print(head + "\n" + "-" * len(head))
     for r in rows:
-        print(f"{r['steps']:>7} {'yes' if r['checkpoint'] else 'no':>5} {r['forward_run_s']:>12.3f} "
-              f"{r['grad_run_s']:>13.3f} {r['grad_over_forward']:>9.2f} {r['grad_over_forward_min']:>8.2f} {r['grad_temp_mb']:>15.2f} "
-              f"{r['forward_compile_s']:>12.1f} {r['grad_compile_s']:>13.1f}")
+        print(
+            f"{r['steps']:>7} {'yes' if r['checkpoint'] else 'no':>5} {r['forward_run_s']:>12.3f} "
+            f"{r['grad_run_s']:>13.3f} {r['grad_over_forward']:>9.2f} {r['grad_over_forward_min']:>8.2f} "
+            f"{r['grad_temp_mb']:>15.2f} "
+            f"{r['forward_compile_s']:>12.1f} {r['grad_compile_s']:>13.1f}"
+        )
     if a.json:
         with open(a.json, "w") as fh:
-            json.dump({"jax_version": jax.__version__, "device": dev.platform, "newton": a.newton,
-                       "tangent_refinements": a.tangent_refinements, "rows": rows}, fh, indent=2)
+            json.dump(
+                {
+                    "jax_version": jax.__version__,
+                    "device": dev.platform,
+                    "newton": a.newton,
+                    "tangent_refinements": a.tangent_refinements,
+                    "rows": rows,
+                },
+                fh,
+                indent=2,
+            )
 
 
 if __name__ == "__main__":

@@ -43,12 +43,11 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.linalg
 import numpy as np
+from bench_batch import _table  # same printed-table layout as the other benchmarks
 
 import flexjax as fj
 from flexjax.joints.ancf import AncfPin
 from flexjax.solvers import banded, structure
-
-from bench_batch import _table  # same printed-table layout as the other benchmarks
 
 FLEX = dict(length=1.2, area=0.0018, second_moment=1.215e-8, rho=5540.0, youngs=0.7e6)  # bench_peers.py (a)
 G, H, RHO_INF = 9.81, 1e-3, 0.9
@@ -57,8 +56,17 @@ G, H, RHO_INF = 9.81, 1e-3, 0.9
 def pendulum(n):
     """The pinned flexible pendulum with `n` elements and a state near its start."""
     p = FLEX
-    beam = fj.AncfBeam2D(p["length"], p["rho"], p["area"], p["second_moment"], p["youngs"], n,
-                         strain="stretch", axial_order=5, bending_order=3)
+    beam = fj.AncfBeam2D(
+        p["length"],
+        p["rho"],
+        p["area"],
+        p["second_moment"],
+        p["youngs"],
+        n,
+        strain="stretch",
+        axial_order=5,
+        bending_order=3,
+    )
     system = fj.System([beam], [AncfPin(0, 0)], [fj.Gravity((0.0, -G))])
     q = beam.straight_coordinates()
     v = 0.05 * jnp.asarray(np.random.default_rng(0).standard_normal(q.shape))
@@ -108,16 +116,27 @@ def bench(n, repeat):
     st = structure.newton_structure(system, min_size=0, lane_ratio=1)  # force the banded form at 16 elements too
     x = jnp.asarray(np.random.default_rng(1).standard_normal(size))
     r = jnp.asarray(np.random.default_rng(2).standard_normal(size))
-    row = dict(elements=n, n=size, bandwidth=st.bandwidth, block=st.block, passes=st.passes,
-               default_structure=structure.newton_structure(system) is not None)
+    row = dict(
+        elements=n,
+        n=size,
+        bandwidth=st.bandwidth,
+        block=st.block,
+        passes=st.passes,
+        default_structure=structure.newton_structure(system) is not None,
+    )
     stages = {
         "dense": dict(
             all=lambda x, r: jax.scipy.linalg.lu_solve(jax.scipy.linalg.lu_factor(jax.jacfwd(residual)(x)), r),
-            matrix=jax.jacfwd(residual), factor=jax.scipy.linalg.lu_factor,
-            solve=lambda F, r: jax.scipy.linalg.lu_solve(F, r)),
+            matrix=jax.jacfwd(residual),
+            factor=jax.scipy.linalg.lu_factor,
+            solve=lambda F, r: jax.scipy.linalg.lu_solve(F, r),
+        ),
         "banded": dict(
             all=lambda x, r: banded.solve(banded.factor(structure.jacobian(residual, x, st)), r),
-            matrix=lambda x: structure.jacobian(residual, x, st), factor=banded.factor, solve=banded.solve),
+            matrix=lambda x: structure.jacobian(residual, x, st),
+            factor=banded.factor,
+            solve=banded.solve,
+        ),
     }
     c_residual, _ = compiled(residual, x)
     row["residual_s"] = median_run(c_residual, (x,), repeat)  # one evaluation: the scale of a pass
@@ -155,51 +174,71 @@ def main(argv=None):
     parser.add_argument("--json", default=None, help="write every number to this file")
     a = parser.parse_args(argv)
     dev = jax.devices()[0]
-    print(f"flexjax {fj.__version__}, jax {jax.__version__}, {dev.platform}:{dev.device_kind}, "
-          f"{os.cpu_count()} CPU cores, float64, OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; "
-          f"median of {a.repeat} warm calls; load average {os.getloadavg()[0]:.1f} at start\n", flush=True)
+    print(
+        f"flexjax {fj.__version__}, jax {jax.__version__}, {dev.platform}:{dev.device_kind}, "
+        f"{os.cpu_count()} CPU cores, float64, OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; "
+        f"median of {a.repeat} warm calls; load average {os.getloadavg()[0]:.1f} at start\n",
+        flush=True,
+    )
     rows = [bench(n, a.repeat) for n in a.elements]
-    ms = lambda key: (lambda r: f"{1e3 * r[key]:.3f}")
+    ms = lambda key: lambda r: f"{1e3 * r[key]:.3f}"
     print("Per Newton matrix (matrix + factorization + one solve) and per stage, ms:")
-    print(_table(rows, [
-        ("elements", lambda r: str(r["elements"])),
-        ("n", lambda r: str(r["n"])),
-        ("b", lambda r: str(r["bandwidth"])),
-        ("passes dense/banded", lambda r: f"{r['n']}/{r['passes']}"),
-        ("dense all", ms("dense_all_s")),
-        ("banded all", ms("banded_all_s")),
-        ("speed-up", lambda r: f"{r['dense_all_s'] / r['banded_all_s']:.1f}x"),
-        ("banded us/element", lambda r: f"{1e6 * r['banded_all_s'] / r['elements']:.1f}"),
-        ("residual", ms("residual_s")),
-        ("dense jacfwd", ms("dense_matrix_s")),
-        ("banded jacobian", ms("banded_matrix_s")),
-        ("dense LU", ms("dense_factor_s")),
-        ("banded factor", ms("banded_factor_s")),
-        ("dense solve", ms("dense_solve_s")),
-        ("banded solve", ms("banded_solve_s")),
-    ]))
+    print(
+        _table(
+            rows,
+            [
+                ("elements", lambda r: str(r["elements"])),
+                ("n", lambda r: str(r["n"])),
+                ("b", lambda r: str(r["bandwidth"])),
+                ("passes dense/banded", lambda r: f"{r['n']}/{r['passes']}"),
+                ("dense all", ms("dense_all_s")),
+                ("banded all", ms("banded_all_s")),
+                ("speed-up", lambda r: f"{r['dense_all_s'] / r['banded_all_s']:.1f}x"),
+                ("banded us/element", lambda r: f"{1e6 * r['banded_all_s'] / r['elements']:.1f}"),
+                ("residual", ms("residual_s")),
+                ("dense jacfwd", ms("dense_matrix_s")),
+                ("banded jacobian", ms("banded_matrix_s")),
+                ("dense LU", ms("dense_factor_s")),
+                ("banded factor", ms("banded_factor_s")),
+                ("dense solve", ms("dense_solve_s")),
+                ("banded solve", ms("banded_solve_s")),
+            ],
+        )
+    )
     print("\nThe mass product M qdd in the residual: dense M (nq^2) or element by element, ms:")
-    print(_table(rows, [
-        ("elements", lambda r: str(r["elements"])),
-        ("residual, dense M", ms("residual_dense_mass_s")),
-        ("residual, element-wise", ms("residual_s")),
-        ("speed-up", lambda r: f"{r['residual_dense_mass_s'] / r['residual_s']:.1f}x"),
-        ("banded jacobian, dense M", ms("banded_matrix_dense_mass_s")),
-        ("banded jacobian, element-wise", ms("banded_matrix_s")),
-        ("speed-up ", lambda r: f"{r['banded_matrix_dense_mass_s'] / r['banded_matrix_s']:.1f}x"),
-        ("|r_elem - r_dense| / |r_dense|", lambda r: f"{r['mass_product_rel_diff']:.1e}"),
-    ]))
+    print(
+        _table(
+            rows,
+            [
+                ("elements", lambda r: str(r["elements"])),
+                ("residual, dense M", ms("residual_dense_mass_s")),
+                ("residual, element-wise", ms("residual_s")),
+                ("speed-up", lambda r: f"{r['residual_dense_mass_s'] / r['residual_s']:.1f}x"),
+                ("banded jacobian, dense M", ms("banded_matrix_dense_mass_s")),
+                ("banded jacobian, element-wise", ms("banded_matrix_s")),
+                ("speed-up ", lambda r: f"{r['banded_matrix_dense_mass_s'] / r['banded_matrix_s']:.1f}x"),
+                ("|r_elem - r_dense| / |r_dense|", lambda r: f"{r['mass_product_rel_diff']:.1e}"),
+            ],
+        )
+    )
     print("\nCompile (s) of the whole, and checks:")
-    print(_table(rows, [
-        ("elements", lambda r: str(r["elements"])),
-        ("dense compile", lambda r: f"{r['dense_compile_s']:.2f}"),
-        ("banded compile", lambda r: f"{r['banded_compile_s']:.2f}"),
-        ("banded: matrix/factor/solve", lambda r: "/".join(f"{r[f'banded_{k}_compile_s']:.2f}"
-                                                          for k in ("matrix", "factor", "solve"))),
-        ("banded by default", lambda r: "yes" if r["default_structure"] else "no (n < 100 or too wide)"),
-        ("probe error", lambda r: f"{r['probe_error']:.1e}"),
-        ("|x_banded - x_dense| / |x_dense|", lambda r: f"{r['solution_rel_diff']:.1e}"),
-    ]))
+    print(
+        _table(
+            rows,
+            [
+                ("elements", lambda r: str(r["elements"])),
+                ("dense compile", lambda r: f"{r['dense_compile_s']:.2f}"),
+                ("banded compile", lambda r: f"{r['banded_compile_s']:.2f}"),
+                (
+                    "banded: matrix/factor/solve",
+                    lambda r: "/".join(f"{r[f'banded_{k}_compile_s']:.2f}" for k in ("matrix", "factor", "solve")),
+                ),
+                ("banded by default", lambda r: "yes" if r["default_structure"] else "no (n < 100 or too wide)"),
+                ("probe error", lambda r: f"{r['probe_error']:.1e}"),
+                ("|x_banded - x_dense| / |x_dense|", lambda r: f"{r['solution_rel_diff']:.1e}"),
+            ],
+        )
+    )
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -52,8 +52,9 @@ def model(name):
     if name.startswith("pend"):
         from flexjax.joints.ancf import AncfPin
 
-        beam = fj.AncfBeam2D(1.2, 5540.0, 0.0018, 1.215e-8, 0.7e6, int(name[4:]), strain="stretch",
-                             axial_order=5, bending_order=3)
+        beam = fj.AncfBeam2D(
+            1.2, 5540.0, 0.0018, 1.215e-8, 0.7e6, int(name[4:]), strain="stretch", axial_order=5, bending_order=3
+        )
         s = fj.System([beam], [AncfPin(0, 0)], [fj.Gravity((0.0, -9.81))])
         q0 = beam.straight_coordinates()
         return s, q0, jnp.zeros_like(q0), 1.0, 1e-3, 0.8, dict(consistent=False)
@@ -81,9 +82,12 @@ def worker(name, repeat):
     system, q0, v0, t1, h, rho_inf, kw = model(name)
     steps = round(t1 / h)
     solvers = {k: fj.GeneralizedAlpha(rho_inf=rho_inf, newton=k) for k in STRATEGIES}
-    runs = {k: eqx.filter_jit(lambda s, solver=solvers[k]: fj.simulate(s, q0, v0, t1, h, solver=solver,
-                                                                         save_every=steps, **kw).q[-1])
-            for k in STRATEGIES}
+    runs = {
+        k: eqx.filter_jit(
+            lambda s, solver=solvers[k]: fj.simulate(s, q0, v0, t1, h, solver=solver, save_every=steps, **kw).q[-1]
+        )
+        for k in STRATEGIES
+    }
 
     def counts(solver):  # Newton iterations and matrices of every step
         def one(state, k):
@@ -125,16 +129,21 @@ def main():
         print(json.dumps(worker(a.worker, a.repeat)))
         return
     result = {"load_start": os.getloadavg()[0]}
-    print(f"{'model':8s} {'nq':>4s} {'steps':>6s} {'full (s)':>9s} {'auto (s)':>9s} {'auto/full':>9s} "
-          f"{'it/step f/a':>12s} {'mat/step f/a':>13s} {'max |dq|':>9s}")
+    print(
+        f"{'model':8s} {'nq':>4s} {'steps':>6s} {'full (s)':>9s} {'auto (s)':>9s} {'auto/full':>9s} "
+        f"{'it/step f/a':>12s} {'mat/step f/a':>13s} {'max |dq|':>9s}"
+    )
     for name in a.models.split(","):
         cmd = [sys.executable, __file__, "--worker", name, "--repeat", str(a.repeat)]
         r = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
         result.update(r)
-        g = lambda key: r[f"{key}_{name}"]
-        print(f"{name:8s} {g('nq'):4d} {g('steps'):6d} {g('run_s_full'):9.3f} {g('run_s_auto'):9.3f} "
-              f"{g('auto_over_full'):9.2f} {g('iterations_per_step_full'):5.2f}/{g('iterations_per_step_auto'):5.2f} "
-              f"{g('matrices_per_step_full'):6.2f}/{g('matrices_per_step_auto'):5.3f} {g('max_dq'):9.1e}", flush=True)
+        g = lambda key, r=r, name=name: r[f"{key}_{name}"]
+        print(
+            f"{name:8s} {g('nq'):4d} {g('steps'):6d} {g('run_s_full'):9.3f} {g('run_s_auto'):9.3f} "
+            f"{g('auto_over_full'):9.2f} {g('iterations_per_step_full'):5.2f}/{g('iterations_per_step_auto'):5.2f} "
+            f"{g('matrices_per_step_full'):6.2f}/{g('matrices_per_step_auto'):5.3f} {g('max_dq'):9.1e}",
+            flush=True,
+        )
     result["load_end"] = os.getloadavg()[0]
     if a.json:
         with open(a.json, "w") as f:

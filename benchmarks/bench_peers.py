@@ -77,13 +77,12 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
+from bench_batch import _table  # same printed-table layout as the batch benchmark
+from bench_grad import time_alternating  # forward and gradient timed in turn, as there
 
 import flexjax as fj
 from flexjax.batch import run_batch
 from flexjax.joints.ancf import AncfPin
-
-from bench_batch import _table  # same printed-table layout as the batch benchmark
-from bench_grad import time_alternating  # forward and gradient timed in turn, as there
 
 G = 9.81
 # (a) the very flexible pendulum (experiments/flexible_pendulum.py)
@@ -105,16 +104,27 @@ def flexjax_tip(p, n, t1, h, rho_inf, newton="modified", shared_matrix=False, co
     final state."""
     steps = round(t1 / h)
     modified = newton == "modified"
-    solver = fj.GeneralizedAlpha(rho_inf=rho_inf, newton=newton, shared_matrix=shared_matrix and modified,
-                                 corotate=corotate and modified)
+    solver = fj.GeneralizedAlpha(
+        rho_inf=rho_inf, newton=newton, shared_matrix=shared_matrix and modified, corotate=corotate and modified
+    )
 
     def f(youngs):
-        beam = fj.AncfBeam2D(p["length"], p["rho"], p["area"], p["second_moment"], youngs, n,
-                             strain="stretch", axial_order=AXIAL_ORDER, bending_order=BENDING_ORDER)
+        beam = fj.AncfBeam2D(
+            p["length"],
+            p["rho"],
+            p["area"],
+            p["second_moment"],
+            youngs,
+            n,
+            strain="stretch",
+            axial_order=AXIAL_ORDER,
+            bending_order=BENDING_ORDER,
+        )
         system = fj.System([beam], [AncfPin(0, 0)], [fj.Gravity((0.0, -G))])
         q0 = beam.straight_coordinates()
-        tr = fj.simulate(system, q0, jnp.zeros_like(q0), t1, h, solver=solver, save_every=steps,
-                         consistent=False, throw=False)
+        tr = fj.simulate(
+            system, q0, jnp.zeros_like(q0), t1, h, solver=solver, save_every=steps, consistent=False, throw=False
+        )
         return beam.node_position(tr.q[-1], -1), jnp.max(tr.newton_iterations), tr.succeeded
 
     return f
@@ -174,8 +184,9 @@ def wake_roundtrip_us(cross_core, n=2000):
     if cross_core and len(cores) < 2:
         return None
     pair = (cores[0], cores[1] if cross_core else cores[0])
-    out = subprocess.run([sys.executable, "-c", _ROUNDTRIP, *map(str, pair), str(n)],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", _ROUNDTRIP, *map(str, pair), str(n)], capture_output=True, text=True, timeout=60
+    )
     return float(out.stdout) if out.returncode == 0 else None
 
 
@@ -217,10 +228,15 @@ class ExudynPendulum:
         self.sc = exu.SystemContainer()
         self.mbs = self.sc.AddSystem()
         E = p["youngs"]
-        cable = eii.ObjectANCFCable2D(massPerLength=p["rho"] * p["area"], bendingStiffness=E * p["second_moment"],
-                                      axialStiffness=E * p["area"], useReducedOrderIntegration=0)
-        self.info = beams.GenerateBeamElementsAlongLine(self.mbs, [0, 0, 0], [p["length"], 0, 0], n, cable,
-                                                        gravity=[0, -G, 0], groundConstraintsStart=[1, 1, 0, 0])
+        cable = eii.ObjectANCFCable2D(
+            massPerLength=p["rho"] * p["area"],
+            bendingStiffness=E * p["second_moment"],
+            axialStiffness=E * p["area"],
+            useReducedOrderIntegration=0,
+        )
+        self.info = beams.GenerateBeamElementsAlongLine(
+            self.mbs, [0, 0, 0], [p["length"], 0, 0], n, cable, gravity=[0, -G, 0], groundConstraintsStart=[1, 1, 0, 0]
+        )
         self.mbs.Assemble()
         self.setup_s = time.perf_counter() - t
         self.settings = exudyn_settings(t1, h, rho_inf)
@@ -255,11 +271,22 @@ def bench_single(n, a):
     tip = np.asarray(tip)
     diff = float(np.linalg.norm(tip - ex_tip))
     return {
-        "elements": n, "nq": 4 * (n + 1), "steps": round(a.t_end / a.dt),
-        "flexjax_compile_s": compile_s, "flexjax_run_s": fj_run, "exudyn_setup_s": ex.setup_s, "exudyn_run_s": ex_run,
-        "time_ratio": fj_run / ex_run, "flexjax_tip_x": float(tip[0]), "flexjax_tip_y": float(tip[1]),
-        "exudyn_tip_x": float(ex_tip[0]), "exudyn_tip_y": float(ex_tip[1]), "tip_diff": diff,
-        "flexjax_newton_max": int(iters), "flexjax_ok": bool(ok), "agree": diff <= a.tol,
+        "elements": n,
+        "nq": 4 * (n + 1),
+        "steps": round(a.t_end / a.dt),
+        "flexjax_compile_s": compile_s,
+        "flexjax_run_s": fj_run,
+        "exudyn_setup_s": ex.setup_s,
+        "exudyn_run_s": ex_run,
+        "time_ratio": fj_run / ex_run,
+        "flexjax_tip_x": float(tip[0]),
+        "flexjax_tip_y": float(tip[1]),
+        "exudyn_tip_x": float(ex_tip[0]),
+        "exudyn_tip_y": float(ex_tip[1]),
+        "tip_diff": diff,
+        "flexjax_newton_max": int(iters),
+        "flexjax_ok": bool(ok),
+        "agree": diff <= a.tol,
     }
 
 
@@ -288,17 +315,26 @@ def bench_batch(n, a, fn):
     fj_run, ex_run = statistics.median(fj_times), statistics.median(ex_times)
     diff = float(np.max(np.linalg.norm(out["tip"] - ex_tips, axis=1)))
     return {
-        "n": n, "chunk": info.chunk_size, "devices": info.ndevices,
-        "flexjax_compile_s": info.compile_s, "flexjax_run_s": fj_run, "flexjax_samples_per_s": n / fj_run,
-        "exudyn_setup_s": ex.setup_s, "exudyn_run_s": ex_run, "exudyn_samples_per_s": n / ex_run,
-        "throughput_ratio": ex_run / fj_run, "tip_diff_max": diff, "all_ok": bool(np.all(out["ok"])),
+        "n": n,
+        "chunk": info.chunk_size,
+        "devices": info.ndevices,
+        "flexjax_compile_s": info.compile_s,
+        "flexjax_run_s": fj_run,
+        "flexjax_samples_per_s": n / fj_run,
+        "exudyn_setup_s": ex.setup_s,
+        "exudyn_run_s": ex_run,
+        "exudyn_samples_per_s": n / ex_run,
+        "throughput_ratio": ex_run / fj_run,
+        "tip_diff_max": diff,
+        "all_ok": bool(np.all(out["ok"])),
         "agree": diff <= a.tol,
     }
 
 
 def batch_fn(a):
-    f = flexjax_tip(STIFF, STIFF_ELEMENTS, a.batch_steps * a.batch_dt, a.batch_dt, a.rho_inf, a.newton, a.shared_matrix,
-                    a.corotate)
+    f = flexjax_tip(
+        STIFF, STIFF_ELEMENTS, a.batch_steps * a.batch_dt, a.batch_dt, a.rho_inf, a.newton, a.shared_matrix, a.corotate
+    )
 
     def fn(youngs):
         tip, _, ok = f(youngs)
@@ -320,10 +356,17 @@ def bench_gradient(a):
     dE = 1e-4 * STIFF["youngs"]
     fd = (float(fwd(E + dE)) - float(fwd(E - dE))) / (2 * dE)
     return {
-        "grad_steps": a.grad_steps, "grad_dt": a.grad_dt,
-        "forward_compile_s": fwd_compile, "forward_run_s": fwd_run, "grad_compile_s": grad_compile,
-        "grad_run_s": grad_run, "grad_over_forward": grad_run / fwd_run, "tip_x": float(x),
-        "grad_value": float(g), "grad_fd": fd, "grad_fd_rel_error": abs(float(g) - fd) / abs(fd),
+        "grad_steps": a.grad_steps,
+        "grad_dt": a.grad_dt,
+        "forward_compile_s": fwd_compile,
+        "forward_run_s": fwd_run,
+        "grad_compile_s": grad_compile,
+        "grad_run_s": grad_run,
+        "grad_over_forward": grad_run / fwd_run,
+        "tip_x": float(x),
+        "grad_value": float(g),
+        "grad_fd": fd,
+        "grad_fd_rel_error": abs(float(g) - fd) / abs(fd),
     }
 
 
@@ -344,14 +387,33 @@ def flexjax_spinup(n, t1, h, rho_inf, omega_s, newton="modified"):
     p = SPIN
 
     theta = lambda t: hub_angle(t, omega_s, xp=jnp)
+
     def f():
-        beam = fj.AncfBeam2D(p["length"], p["rho"], p["area"], p["second_moment"], p["youngs"], n,
-                             strain="stretch", axial_order=AXIAL_ORDER, bending_order=BENDING_ORDER)
+        beam = fj.AncfBeam2D(
+            p["length"],
+            p["rho"],
+            p["area"],
+            p["second_moment"],
+            p["youngs"],
+            n,
+            strain="stretch",
+            axial_order=AXIAL_ORDER,
+            bending_order=BENDING_ORDER,
+        )
         slope = DrivingConstraint(0, lambda q: q[2:4], lambda t: jnp.stack([jnp.cos(theta(t)), jnp.sin(theta(t))]), 2)
         system = fj.System([beam], [AncfPin(0, 0), slope])
         q0 = beam.straight_coordinates()
-        tr = fj.simulate(system, q0, jnp.zeros_like(q0), t1, h, solver=fj.GeneralizedAlpha(rho_inf=rho_inf, newton=newton),
-                         save_every=steps, consistent=False, throw=False)
+        tr = fj.simulate(
+            system,
+            q0,
+            jnp.zeros_like(q0),
+            t1,
+            h,
+            solver=fj.GeneralizedAlpha(rho_inf=rho_inf, newton=newton),
+            save_every=steps,
+            consistent=False,
+            throw=False,
+        )
         return beam.node_position(tr.q[-1], -1), tr.succeeded
 
     return f
@@ -369,16 +431,23 @@ def exudyn_spinup(n, t1, h, rho_inf, omega_s):
     sc = exu.SystemContainer()
     mbs = sc.AddSystem()
     p = SPIN
-    cable = eii.ObjectANCFCable2D(massPerLength=p["rho"] * p["area"], bendingStiffness=p["youngs"] * p["second_moment"],
-                                  axialStiffness=p["youngs"] * p["area"], useReducedOrderIntegration=0)
-    info = beams.GenerateBeamElementsAlongLine(mbs, [0, 0, 0], [p["length"], 0, 0], n, cable,
-                                               groundConstraintsStart=[1, 1, 0, 0])
+    cable = eii.ObjectANCFCable2D(
+        massPerLength=p["rho"] * p["area"],
+        bendingStiffness=p["youngs"] * p["second_moment"],
+        axialStiffness=p["youngs"] * p["area"],
+        useReducedOrderIntegration=0,
+    )
+    info = beams.GenerateBeamElementsAlongLine(
+        mbs, [0, 0, 0], [p["length"], 0, 0], n, cable, groundConstraintsStart=[1, 1, 0, 0]
+    )
     ground = mbs.AddNode(eii.NodePointGround(referenceCoordinates=[0, 0, 0]))
     m_ground = mbs.AddMarker(eii.MarkerNodeCoordinate(nodeNumber=ground, coordinate=0))
     # coordinate constraints act on displacements from the reference slope (1, 0)
-    offsets = (lambda mbs, t, i, o: float(np.cos(hub_angle(t, omega_s))) - 1.0,
-               lambda mbs, t, i, o: float(np.sin(hub_angle(t, omega_s))))
-    for coord, uf in zip((2, 3), offsets):
+    offsets = (
+        lambda mbs, t, i, o: float(np.cos(hub_angle(t, omega_s))) - 1.0,
+        lambda mbs, t, i, o: float(np.sin(hub_angle(t, omega_s))),
+    )
+    for coord, uf in zip((2, 3), offsets, strict=True):
         m = mbs.AddMarker(eii.MarkerNodeCoordinate(nodeNumber=info["nodes"][0], coordinate=coord))
         mbs.AddObject(eii.CoordinateConstraint(markerNumbers=[m_ground, m], offsetUserFunction=uf))
     mbs.Assemble()
@@ -414,10 +483,21 @@ def bench_spinup(a):
     deflection = lambda r: float(-np.sin(th) * r[0] + np.cos(th) * r[1])  # hub-frame transverse tip
     diff = float(np.linalg.norm(tip - ex_tip))
     return {
-        "elements": n, "steps": round(t1 / h), "t_end": t1, "dt": h, "omega_s": a.spinup_omega,
-        "flexjax_compile_s": compile_s, "flexjax_run_s": fj_run, "exudyn_setup_s": setup_s, "exudyn_run_s": ex_run,
-        "time_ratio": fj_run / ex_run, "flexjax_tip_deflection": deflection(tip),
-        "exudyn_tip_deflection": deflection(ex_tip), "tip_diff": diff, "flexjax_ok": bool(ok), "agree": diff <= a.tol,
+        "elements": n,
+        "steps": round(t1 / h),
+        "t_end": t1,
+        "dt": h,
+        "omega_s": a.spinup_omega,
+        "flexjax_compile_s": compile_s,
+        "flexjax_run_s": fj_run,
+        "exudyn_setup_s": setup_s,
+        "exudyn_run_s": ex_run,
+        "time_ratio": fj_run / ex_run,
+        "flexjax_tip_deflection": deflection(tip),
+        "exudyn_tip_deflection": deflection(ex_tip),
+        "tip_diff": diff,
+        "flexjax_ok": bool(ok),
+        "agree": diff <= a.tol,
     }
 
 
@@ -429,16 +509,31 @@ def parse_args(argv=None):
     p.add_argument("--dt", type=float, default=5e-4, help="(a) time step (s)")
     p.add_argument("--t-end", type=float, default=1.0, help="(a) end time (s)")
     p.add_argument("--rho-inf", type=float, default=0.9, help="generalized-alpha spectral radius (both codes)")
-    p.add_argument("--newton", choices=("modified", "full"), default="modified",
-                   help="flexjax Newton variant (GeneralizedAlpha(newton=...)); Exudyn runs its default modified Newton")
-    p.add_argument("--shared-matrix", action=argparse.BooleanOptionalAction, default=True,
-                   help="(b) with modified Newton, one Newton matrix per device batch (GeneralizedAlpha(shared_matrix=True))")
-    p.add_argument("--corotate", action=argparse.BooleanOptionalAction, default=True,
-                   help="(b) with modified Newton, rotate the kept Newton matrix with the swinging beam "
-                        "(GeneralizedAlpha(corotate=True))")
-    p.add_argument("--order-by-similarity", action=argparse.BooleanOptionalAction, default=True,
-                   help="(b) run the samples sorted by E (run_batch(order_by_similarity=True)); "
-                        "results keep the drawn order")
+    p.add_argument(
+        "--newton",
+        choices=("modified", "full"),
+        default="modified",
+        help="flexjax Newton variant (GeneralizedAlpha(newton=...)); Exudyn runs its default modified Newton",
+    )
+    p.add_argument(
+        "--shared-matrix",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="(b) with modified Newton, one Newton matrix per device batch (GeneralizedAlpha(shared_matrix=True))",
+    )
+    p.add_argument(
+        "--corotate",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="(b) with modified Newton, rotate the kept Newton matrix with the swinging beam "
+        "(GeneralizedAlpha(corotate=True))",
+    )
+    p.add_argument(
+        "--order-by-similarity",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="(b) run the samples sorted by E (run_batch(order_by_similarity=True)); results keep the drawn order",
+    )
     p.add_argument("--batch", type=ints, default=[64, 1024], help="(b) sample counts, comma-separated")
     p.add_argument("--batch-steps", type=int, default=100, help="(b) steps per sample")
     p.add_argument("--batch-dt", type=float, default=1e-3, help="(b) time step (s)")
@@ -451,13 +546,21 @@ def parse_args(argv=None):
     p.add_argument("--grad-dt", type=float, default=1e-4, help="gradient: time step (s)")
     p.add_argument("--repeat", type=int, default=3, help="warm runs; the median is reported")
     p.add_argument("--tol", type=float, default=1e-6, help="agreement tolerance on the tip position (m)")
-    p.add_argument("--blas-threads", type=int, default=1,
-                   help="OpenBLAS/OpenMP threads for flexjax's CPU LAPACK calls (default 1, as Exudyn's default "
-                        "single thread); 0 leaves the environment as it is")
-    p.add_argument("--host-devices", type=int, default=os.cpu_count() or 1,
-                   help="split the CPU into K JAX devices (XLA_FLAGS=--xla_force_host_platform_device_count=K); "
-                        "(b) shards its samples over them with run_batch. Default: one per core. The single "
-                        "runs (a), (c) and the gradient use one device")
+    p.add_argument(
+        "--blas-threads",
+        type=int,
+        default=1,
+        help="OpenBLAS/OpenMP threads for flexjax's CPU LAPACK calls (default 1, as Exudyn's default "
+        "single thread); 0 leaves the environment as it is",
+    )
+    p.add_argument(
+        "--host-devices",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="split the CPU into K JAX devices (XLA_FLAGS=--xla_force_host_platform_device_count=K); "
+        "(b) shards its samples over them with run_batch. Default: one per core. The single "
+        "runs (a), (c) and the gradient use one device",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip", default="", help="comma-separated parts to skip: single,batch,spinup,grad")
     p.add_argument("--quick", action="store_true", help="(a) at 16 elements, (b) at 64 samples, the gradient")
@@ -468,7 +571,9 @@ def parse_args(argv=None):
         a.elements, a.batch = [16], [64]
         a.skip.add("spinup")
     if a.repeat < 1 or a.batch_steps < 1 or a.grad_steps < 1 or a.host_devices < 1 or not 0 <= a.rho_inf < 1:
-        p.error("--repeat, --batch-steps, --grad-steps, --host-devices must be >= 1 and 0 <= --rho-inf < 1 (index-3 Exudyn)")
+        p.error(
+            "--repeat, --batch-steps, --grad-steps, --host-devices must be >= 1 and 0 <= --rho-inf < 1 (index-3 Exudyn)"
+        )
     return a
 
 
@@ -504,48 +609,77 @@ def main(argv=None):
     dev = jax.devices()[0]
     device = f"{dev.platform}:{dev.device_kind}"
     flat = {
-        "flexjax_version": fj.__version__, "jax_version": jax.__version__, "exudyn_version": exu.__version__,
-        "device": device, "devices": len(jax.devices()), "cpu_count": os.cpu_count(), "machine": platform.machine(),
-        "dtype": "float64", "rho_inf": a.rho_inf, "newton": a.newton, "repeat": a.repeat, "tol": a.tol,
-        "batch_shared_matrix": bool(a.shared_matrix and a.newton == "modified"), "host_devices": len(jax.devices()),
+        "flexjax_version": fj.__version__,
+        "jax_version": jax.__version__,
+        "exudyn_version": exu.__version__,
+        "device": device,
+        "devices": len(jax.devices()),
+        "cpu_count": os.cpu_count(),
+        "machine": platform.machine(),
+        "dtype": "float64",
+        "rho_inf": a.rho_inf,
+        "newton": a.newton,
+        "repeat": a.repeat,
+        "tol": a.tol,
+        "batch_shared_matrix": bool(a.shared_matrix and a.newton == "modified"),
+        "host_devices": len(jax.devices()),
         "batch_order_by_similarity": bool(a.order_by_similarity),
         "batch_corotate": bool(a.corotate and a.newton == "modified"),
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
-        "load_avg_1min_start": load_start[0], "load_avg_5min_start": load_start[1],
+        "load_avg_1min_start": load_start[0],
+        "load_avg_5min_start": load_start[1],
         "wake_roundtrip_same_core_us": wake_roundtrip_us(cross_core=False),
         "wake_roundtrip_cross_core_us": wake_roundtrip_us(cross_core=True),
     }
-    print(f"flexjax {fj.__version__}, jax {jax.__version__}, exudyn {exu.__version__}; device {device}, "
-          f"{os.cpu_count()} CPU cores as {len(jax.devices())} JAX devices, float64, "
-          f"OPENBLAS_NUM_THREADS={flat['openblas_num_threads']}; "
-          f"generalized-alpha rho_inf={a.rho_inf}, flexjax newton={a.newton} "
-          f"(batch shared_matrix={flat['batch_shared_matrix']}, corotate={flat['batch_corotate']}, order_by_similarity={a.order_by_similarity}); "
-          f"median of {a.repeat} runs; "
-          f"load average {load_start[0]:.1f} (1 min) at start", flush=True)
+    print(
+        f"flexjax {fj.__version__}, jax {jax.__version__}, exudyn {exu.__version__}; device {device}, "
+        f"{os.cpu_count()} CPU cores as {len(jax.devices())} JAX devices, float64, "
+        f"OPENBLAS_NUM_THREADS={flat['openblas_num_threads']}; "
+        f"generalized-alpha rho_inf={a.rho_inf}, flexjax newton={a.newton} "
+        f"(batch shared_matrix={flat['batch_shared_matrix']}, corotate={flat['batch_corotate']}, "
+        f"order_by_similarity={a.order_by_similarity}); "
+        f"median of {a.repeat} runs; "
+        f"load average {load_start[0]:.1f} (1 min) at start",
+        flush=True,
+    )
     us = lambda v: "n/a" if v is None else f"{v:.1f} us"
-    print(f"thread wake-up round trip (two processes, pipes): same core {us(flat['wake_roundtrip_same_core_us'])}, "
-          f"two cores {us(flat['wake_roundtrip_cross_core_us'])}", flush=True)
+    print(
+        f"thread wake-up round trip (two processes, pipes): same core {us(flat['wake_roundtrip_same_core_us'])}, "
+        f"two cores {us(flat['wake_roundtrip_cross_core_us'])}",
+        flush=True,
+    )
 
     if "single" not in a.skip:
         rows = []
         for n in a.elements:
             rows.append(bench_single(n, a))
-            print(f"  (a) {n} elements: flexjax {rows[-1]['flexjax_run_s']:.3f} s, "
-                  f"exudyn {rows[-1]['exudyn_run_s']:.3f} s", file=sys.stderr, flush=True)
-        print(f"\n(a) very flexible ANCF pendulum, {a.t_end:g} s, h = {a.dt:g} s "
-              f"({round(a.t_end / a.dt)} steps); tip agreement tolerance {a.tol:g} m")
-        print(_table(rows, [
-            ("elements", lambda r: str(r["elements"])),
-            ("nq", lambda r: str(r["nq"])),
-            ("fj compile (s)", lambda r: f"{r['flexjax_compile_s']:.2f}"),
-            ("fj run (s)", lambda r: f"{r['flexjax_run_s']:.3f}"),
-            ("exu setup (s)", lambda r: f"{r['exudyn_setup_s']:.4f}"),
-            ("exu run (s)", lambda r: f"{r['exudyn_run_s']:.3f}"),
-            ("fj/exu time", lambda r: f"{r['time_ratio']:.1f}x"),
-            ("fj tip (x, y) m", lambda r: f"({r['flexjax_tip_x']:.7f}, {r['flexjax_tip_y']:.7f})"),
-            ("|tip fj - exu| m", lambda r: f"{r['tip_diff']:.1e}"),
-            ("agree", lambda r: "yes" if r["agree"] else "NO"),
-        ]))
+            print(
+                f"  (a) {n} elements: flexjax {rows[-1]['flexjax_run_s']:.3f} s, "
+                f"exudyn {rows[-1]['exudyn_run_s']:.3f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+        print(
+            f"\n(a) very flexible ANCF pendulum, {a.t_end:g} s, h = {a.dt:g} s "
+            f"({round(a.t_end / a.dt)} steps); tip agreement tolerance {a.tol:g} m"
+        )
+        print(
+            _table(
+                rows,
+                [
+                    ("elements", lambda r: str(r["elements"])),
+                    ("nq", lambda r: str(r["nq"])),
+                    ("fj compile (s)", lambda r: f"{r['flexjax_compile_s']:.2f}"),
+                    ("fj run (s)", lambda r: f"{r['flexjax_run_s']:.3f}"),
+                    ("exu setup (s)", lambda r: f"{r['exudyn_setup_s']:.4f}"),
+                    ("exu run (s)", lambda r: f"{r['exudyn_run_s']:.3f}"),
+                    ("fj/exu time", lambda r: f"{r['time_ratio']:.1f}x"),
+                    ("fj tip (x, y) m", lambda r: f"({r['flexjax_tip_x']:.7f}, {r['flexjax_tip_y']:.7f})"),
+                    ("|tip fj - exu| m", lambda r: f"{r['tip_diff']:.1e}"),
+                    ("agree", lambda r: "yes" if r["agree"] else "NO"),
+                ],
+            )
+        )
         for r in rows:
             flat.update({f"single_{k}_{r['elements']}": v for k, v in r.items() if k != "elements"})
             flat[f"single_time_ratio_{r['elements']}"] = r["time_ratio"]
@@ -555,56 +689,78 @@ def main(argv=None):
         rows = []
         for n in a.batch:
             rows.append(bench_batch(n, a, fn))
-            print(f"  (b) N={n}: flexjax {rows[-1]['flexjax_samples_per_s']:.0f}/s, "
-                  f"exudyn {rows[-1]['exudyn_samples_per_s']:.0f}/s", file=sys.stderr, flush=True)
-        print(f"\n(b) stiff steel ANCF pendulum, {STIFF_ELEMENTS} elements, E = 210 GPa +-10 %, "
-              f"{a.batch_steps} steps of {a.batch_dt:g} s; flexjax run_batch vs Exudyn loop")
-        print(_table(rows, [
-            ("N", lambda r: str(r["n"])),
-            ("fj compile (s)", lambda r: f"{r['flexjax_compile_s']:.2f}"),
-            ("fj run (s)", lambda r: f"{r['flexjax_run_s']:.3f}"),
-            ("fj samples/s", lambda r: f"{r['flexjax_samples_per_s']:.0f}"),
-            ("exu run (s)", lambda r: f"{r['exudyn_run_s']:.3f}"),
-            ("exu samples/s", lambda r: f"{r['exudyn_samples_per_s']:.0f}"),
-            ("fj/exu throughput", lambda r: f"{r['throughput_ratio']:.2f}x"),
-            ("max |tip fj - exu| m", lambda r: f"{r['tip_diff_max']:.1e}"),
-            ("all ok", lambda r: "yes" if r["all_ok"] and r["agree"] else "NO"),
-        ]))
+            print(
+                f"  (b) N={n}: flexjax {rows[-1]['flexjax_samples_per_s']:.0f}/s, "
+                f"exudyn {rows[-1]['exudyn_samples_per_s']:.0f}/s",
+                file=sys.stderr,
+                flush=True,
+            )
+        print(
+            f"\n(b) stiff steel ANCF pendulum, {STIFF_ELEMENTS} elements, E = 210 GPa +-10 %, "
+            f"{a.batch_steps} steps of {a.batch_dt:g} s; flexjax run_batch vs Exudyn loop"
+        )
+        print(
+            _table(
+                rows,
+                [
+                    ("N", lambda r: str(r["n"])),
+                    ("fj compile (s)", lambda r: f"{r['flexjax_compile_s']:.2f}"),
+                    ("fj run (s)", lambda r: f"{r['flexjax_run_s']:.3f}"),
+                    ("fj samples/s", lambda r: f"{r['flexjax_samples_per_s']:.0f}"),
+                    ("exu run (s)", lambda r: f"{r['exudyn_run_s']:.3f}"),
+                    ("exu samples/s", lambda r: f"{r['exudyn_samples_per_s']:.0f}"),
+                    ("fj/exu throughput", lambda r: f"{r['throughput_ratio']:.2f}x"),
+                    ("max |tip fj - exu| m", lambda r: f"{r['tip_diff_max']:.1e}"),
+                    ("all ok", lambda r: "yes" if r["all_ok"] and r["agree"] else "NO"),
+                ],
+            )
+        )
         for r in rows:
             flat.update({f"batch_{k}_{r['n']}": v for k, v in r.items() if k != "n"})
             flat[f"batch_throughput_ratio_{r['n']}"] = r["throughput_ratio"]
 
     if "spinup" not in a.skip:
         r = bench_spinup(a)
-        print(f"\n(c) spin-up of a hub-clamped cantilever (L = 10 m, omega_s = {r['omega_s']:g} rad/s after "
-              f"{SPIN_TS:g} s), {r['elements']} elements, {r['t_end']:g} s, h = {r['dt']:g} s ({r['steps']} steps)")
-        print(_table([r], [
-            ("fj compile (s)", lambda r: f"{r['flexjax_compile_s']:.2f}"),
-            ("fj run (s)", lambda r: f"{r['flexjax_run_s']:.3f}"),
-            ("exu setup (s)", lambda r: f"{r['exudyn_setup_s']:.4f}"),
-            ("exu run (s)", lambda r: f"{r['exudyn_run_s']:.3f}"),
-            ("fj/exu time", lambda r: f"{r['time_ratio']:.1f}x"),
-            ("fj tip deflection (m)", lambda r: f"{r['flexjax_tip_deflection']:.6e}"),
-            ("exu tip deflection (m)", lambda r: f"{r['exudyn_tip_deflection']:.6e}"),
-            ("|tip fj - exu| m", lambda r: f"{r['tip_diff']:.1e}"),
-            ("agree", lambda r: "yes" if r["agree"] and r["flexjax_ok"] else "NO"),
-        ]))
+        print(
+            f"\n(c) spin-up of a hub-clamped cantilever (L = 10 m, omega_s = {r['omega_s']:g} rad/s after "
+            f"{SPIN_TS:g} s), {r['elements']} elements, {r['t_end']:g} s, h = {r['dt']:g} s ({r['steps']} steps)"
+        )
+        print(
+            _table(
+                [r],
+                [
+                    ("fj compile (s)", lambda r: f"{r['flexjax_compile_s']:.2f}"),
+                    ("fj run (s)", lambda r: f"{r['flexjax_run_s']:.3f}"),
+                    ("exu setup (s)", lambda r: f"{r['exudyn_setup_s']:.4f}"),
+                    ("exu run (s)", lambda r: f"{r['exudyn_run_s']:.3f}"),
+                    ("fj/exu time", lambda r: f"{r['time_ratio']:.1f}x"),
+                    ("fj tip deflection (m)", lambda r: f"{r['flexjax_tip_deflection']:.6e}"),
+                    ("exu tip deflection (m)", lambda r: f"{r['exudyn_tip_deflection']:.6e}"),
+                    ("|tip fj - exu| m", lambda r: f"{r['tip_diff']:.1e}"),
+                    ("agree", lambda r: "yes" if r["agree"] and r["flexjax_ok"] else "NO"),
+                ],
+            )
+        )
         flat.update({f"spinup_{k}": v for k, v in r.items()})
 
     if "grad" not in a.skip:
         g = bench_gradient(a)
-        print(f"\ngradient d(tip x)/dE, stiff pendulum, {a.grad_steps} steps of {a.grad_dt:g} s (flexjax only):\n"
-              f"  forward: compile {g['forward_compile_s']:.2f} s, run {g['forward_run_s']:.3f} s\n"
-              f"  grad:    compile {g['grad_compile_s']:.2f} s, run {g['grad_run_s']:.3f} s\n"
-              f"  gradient time / forward time = {g['grad_over_forward']:.2f}; value {g['grad_value']:.6e} "
-              f"(central difference {g['grad_fd']:.6e}, rel. diff {g['grad_fd_rel_error']:.1e})")
+        print(
+            f"\ngradient d(tip x)/dE, stiff pendulum, {a.grad_steps} steps of {a.grad_dt:g} s (flexjax only):\n"
+            f"  forward: compile {g['forward_compile_s']:.2f} s, run {g['forward_run_s']:.3f} s\n"
+            f"  grad:    compile {g['grad_compile_s']:.2f} s, run {g['grad_run_s']:.3f} s\n"
+            f"  gradient time / forward time = {g['grad_over_forward']:.2f}; value {g['grad_value']:.6e} "
+            f"(central difference {g['grad_fd']:.6e}, rel. diff {g['grad_fd_rel_error']:.1e})"
+        )
         flat.update({f"gradient_{k}": v for k, v in g.items() if k != "grad_over_forward"})
         flat["grad_over_forward"] = g["grad_over_forward"]
 
     load_end = os.getloadavg()
     flat["load_avg_1min_end"], flat["load_avg_5min_end"] = load_end[0], load_end[1]
-    print(f"\nload average (1 min) {load_start[0]:.1f} at start, {load_end[0]:.1f} at end "
-          f"on {os.cpu_count()} cores: wall times are noisy when it exceeds the core count")
+    print(
+        f"\nload average (1 min) {load_start[0]:.1f} at start, {load_end[0]:.1f} at end "
+        f"on {os.cpu_count()} cores: wall times are noisy when it exceeds the core count"
+    )
     if a.json:
         with open(a.json, "w") as f:
             json.dump(flat, f, indent=2)

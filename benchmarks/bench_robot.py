@@ -63,7 +63,7 @@ def _newton_parts(system, solver, state, h, repeat):
     """Times (s) of one residual, its whole-system jacfwd, LU and lstsq solves, and
     the Newton matrix (for comparing variants)."""
     alpha_m, alpha_f, gamma, beta = solver.coefficients()
-    nq, m = state.q.shape[0], state.lam.shape[0]
+    nq = state.q.shape[0]
     t1 = jnp.asarray(h)
     beta_h2 = beta * (1 - alpha_f) / (1 - alpha_m) * h**2
 
@@ -122,39 +122,72 @@ def bench(rigid, elements, steps, repeat, newton):
     state = eqx.filter_jit(solver.init)(system, jnp.asarray(0.0), q0, v0)
     parts, J = _newton_parts(system, solver, state, h, repeat)
     t_compile, t_step, iters, jacs = _loop(system, solver, state, h, steps, repeat)
-    return dict(nq=system.nq, m=system.nconstraints, compile=t_compile, steps_per_s=1 / t_step, iterations=iters,
-                jacobians=jacs, **parts), J
+    return dict(
+        nq=system.nq,
+        m=system.nconstraints,
+        compile=t_compile,
+        steps_per_s=1 / t_step,
+        iterations=iters,
+        jacobians=jacs,
+        **parts,
+    ), J
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--elements", type=int, default=2)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--rigid", action="store_true", help="also time the rigid mechanism (least squares)")
     args = p.parse_args()
-    print(f"device {jax.devices()[0]}, dtype {jnp.zeros(()).dtype}, OPENBLAS_NUM_THREADS="
-          f"{os.environ['OPENBLAS_NUM_THREADS']}, {args.elements} elements per rod, {args.steps} steps")
+    print(
+        f"device {jax.devices()[0]}, dtype {jnp.zeros(()).dtype}, OPENBLAS_NUM_THREADS="
+        f"{os.environ['OPENBLAS_NUM_THREADS']}, {args.elements} elements per rod, {args.steps} steps"
+    )
     rows = {}
     with whole_system_jacobian():
-        rows["flexible, full Newton, whole-system jacfwd"], J0 = bench(False, args.elements, args.steps, args.repeat, "full")
+        rows["flexible, full Newton, whole-system jacfwd"], J0 = bench(
+            False, args.elements, args.steps, args.repeat, "full"
+        )
     rows["flexible, full Newton, element stiffness"], J1 = bench(False, args.elements, args.steps, args.repeat, "full")
-    rows["flexible, modified Newton, element stiffness"], _ = bench(False, args.elements, args.steps, args.repeat,
-                                                                   "modified")
+    rows["flexible, modified Newton, element stiffness"], _ = bench(
+        False, args.elements, args.steps, args.repeat, "modified"
+    )
     scale = np.max(np.abs(J0))
     print(f"Newton matrices agree: max |difference| / max |entry| = {np.max(np.abs(J1 - J0)) / scale:.1e}")
     if args.rigid:
         for newton in ("full", "modified"):
             rows[f"rigid (redundant), {newton} Newton"], _ = bench(True, args.elements, args.steps, args.repeat, newton)
-    head = ("model", "nq", "m", "compile s", "steps/s", "Newton it/step", "matrices/step", "residual ms", "jacfwd ms",
-            "LU ms", "lstsq ms")
+    head = (
+        "model",
+        "nq",
+        "m",
+        "compile s",
+        "steps/s",
+        "Newton it/step",
+        "matrices/step",
+        "residual ms",
+        "jacfwd ms",
+        "LU ms",
+        "lstsq ms",
+    )
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for name, r in rows.items():
-        vals = (r["nq"], r["m"], f"{r['compile']:.1f}", f"{r['steps_per_s']:.2f}", f"{r['iterations']:.2f}",
-                f"{r['jacobians']:.2f}",
-                f"{1e3 * r['residual']:.2f}", f"{1e3 * r['jacobian']:.1f}", f"{1e3 * r['lu']:.2f}",
-                f"{1e3 * r['lstsq']:.1f}")
+        vals = (
+            r["nq"],
+            r["m"],
+            f"{r['compile']:.1f}",
+            f"{r['steps_per_s']:.2f}",
+            f"{r['iterations']:.2f}",
+            f"{r['jacobians']:.2f}",
+            f"{1e3 * r['residual']:.2f}",
+            f"{1e3 * r['jacobian']:.1f}",
+            f"{1e3 * r['lu']:.2f}",
+            f"{1e3 * r['lstsq']:.1f}",
+        )
         print(f"| {name} | " + " | ".join(str(v) for v in vals) + " |")
 
 

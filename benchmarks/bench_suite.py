@@ -126,6 +126,21 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from bench_batch import _table  # same printed-table layout as the other benchmarks
+from bench_peers import (
+    AXIAL_ORDER,
+    BENDING_ORDER,
+    FLEX,
+    ExudynPendulum,
+    G,
+    _aot,
+    _exudyn,
+    _median_run,
+    _rerun_with_environment,
+    exudyn_settings,
+)
+from modal_kinetic_vs_ancf import RHO, ROTOR, D, E, JointSpring  # the FLFJ arm's rod, rotor and joint spring
+from modal_kinetic_vs_ancf import L as FLFJ_LENGTH
 
 import flexjax as fj
 from experiments.flfj_control import KD, KP
@@ -134,12 +149,6 @@ from flexjax.control.pd import PD, CoordinateControl
 from flexjax.joints.ancf import AncfPin, AncfRevolute
 from flexjax.models.clearance_arm import clearance_arm, clearance_arm_state
 from flexjax.models.flexible_slider_crank import flexible_slider_crank, flexible_slider_crank_state
-
-from bench_batch import _table  # same printed-table layout as the other benchmarks
-from bench_peers import (AXIAL_ORDER, BENDING_ORDER, FLEX, G, ExudynPendulum, _aot, _exudyn, _median_run,
-                         _rerun_with_environment, exudyn_settings)
-from modal_kinetic_vs_ancf import D, E, RHO, ROTOR, JointSpring  # the FLFJ arm's rod, rotor and joint spring
-from modal_kinetic_vs_ancf import L as FLFJ_LENGTH
 
 CHAIN = dict(length=0.4, area=1e-4, second_moment=1e-8 / 12, rho=1200.0, youngs=5e7)
 CHAIN_LINKS, CHAIN_ELEMENTS = 3, 4
@@ -167,8 +176,17 @@ BATCH_GOAL = 10.0  # flexjax run_batch / Exudyn loop throughput, per model
 # -- one element in both codes ------------------------------------------------------------------
 def peer_beam(length, rho, area, second_moment, youngs, n_elements):
     """flexjax's planar ANCF beam with the measures and Gauss rules of Exudyn's cable."""
-    return fj.AncfBeam2D(length, rho, area, second_moment, youngs, n_elements, strain="stretch",
-                         axial_order=AXIAL_ORDER, bending_order=BENDING_ORDER)
+    return fj.AncfBeam2D(
+        length,
+        rho,
+        area,
+        second_moment,
+        youngs,
+        n_elements,
+        strain="stretch",
+        axial_order=AXIAL_ORDER,
+        bending_order=BENDING_ORDER,
+    )
 
 
 def as_peer_beam(beam):
@@ -184,12 +202,22 @@ def exudyn_cable(mbs, beam, start=(0.0, 0.0), angle=0.0, gravity=(0.0, 0.0), pin
     import exudyn.itemInterface as eii
 
     E_, A, L = float(beam.youngs), float(beam.area), float(beam.length)
-    cable = eii.ObjectANCFCable2D(massPerLength=float(beam.rho) * A, bendingStiffness=E_ * float(beam.second_moment),
-                                  axialStiffness=E_ * A, useReducedOrderIntegration=0)
+    cable = eii.ObjectANCFCable2D(
+        massPerLength=float(beam.rho) * A,
+        bendingStiffness=E_ * float(beam.second_moment),
+        axialStiffness=E_ * A,
+        useReducedOrderIntegration=0,
+    )
     end = (start[0] + L * math.cos(angle), start[1] + L * math.sin(angle))
-    return beams.GenerateBeamElementsAlongLine(mbs, [*start, 0.0], [*end, 0.0], beam.n_elements, cable,
-                                               gravity=[*gravity, 0.0],
-                                               groundConstraintsStart=[1, 1, 0, 0] if pinned else None)
+    return beams.GenerateBeamElementsAlongLine(
+        mbs,
+        [*start, 0.0],
+        [*end, 0.0],
+        beam.n_elements,
+        cable,
+        gravity=[*gravity, 0.0],
+        groundConstraintsStart=[1, 1, 0, 0] if pinned else None,
+    )
 
 
 def exudyn_pin(mbs, node_i, node_j):
@@ -208,8 +236,14 @@ def exudyn_coordinate_constraints(mbs, node, coordinates):
 
     ground = mbs.AddNode(eii.NodePointGround(referenceCoordinates=[0, 0, 0]))
     m_ground = mbs.AddMarker(eii.MarkerNodeCoordinate(nodeNumber=ground, coordinate=0))
-    return [mbs.AddObject(eii.CoordinateConstraint(markerNumbers=[
-        m_ground, mbs.AddMarker(eii.MarkerNodeCoordinate(nodeNumber=node, coordinate=c))])) for c in coordinates]
+    return [
+        mbs.AddObject(
+            eii.CoordinateConstraint(
+                markerNumbers=[m_ground, mbs.AddMarker(eii.MarkerNodeCoordinate(nodeNumber=node, coordinate=c))]
+            )
+        )
+        for c in coordinates
+    ]
 
 
 def exudyn_set_youngs(mbs, info, beam, youngs):
@@ -321,15 +355,25 @@ def pendulum(n, t1, t1_quick):
     """The very flexible pendulum of bench_peers.py with `n` elements (its Exudyn class).
     Every node is compared: within 0.1 s (the 256-element run) the pin's influence has
     not reached the tip yet, which falls freely."""
+
     def flexjax(youngs=None):
         beam = flex_beam(n, youngs)
         system = fj.System([beam], [AncfPin(0, 0)], [fj.Gravity((0.0, -G))])
         q0 = beam.straight_coordinates()
         return system, q0, jnp.zeros_like(q0), beam.node_positions
 
-    return Model(f"flexible pendulum, {n} elements", "all node positions", 5e-4, t1, t1_quick, flexjax,
-                 lambda t1, h, rho_inf: ExudynPendulumNodes(n, t1, h, rho_inf), "E of the beam (Pa)", FLEX["youngs"],
-                 BATCH_T1["pendulum"])
+    return Model(
+        f"flexible pendulum, {n} elements",
+        "all node positions",
+        5e-4,
+        t1,
+        t1_quick,
+        flexjax,
+        lambda t1, h, rho_inf: ExudynPendulumNodes(n, t1, h, rho_inf),
+        "E of the beam (Pa)",
+        FLEX["youngs"],
+        BATCH_T1["pendulum"],
+    )
 
 
 def _slider_crank_parts():
@@ -356,8 +400,11 @@ def slider_crank_flexjax(slider_mass=None):
     `slider_mass` (kg): in place of the builder's."""
     rod, slider, crank, omega, g, (q0, v0) = _slider_crank_parts()
     slider = slider if slider_mass is None else fj.PointMass(slider_mass)  # the start state is kinematic
-    joints = [fj.DrivingConstraint(0, lambda q: q[0:2], crank_tip(crank, omega), 2),  # rod node 0 on the crank tip
-              AncfPin(0, -1, 1, (0.0, 0.0)), fj.coordinate_driver(1, 1, fj.ConstantRate(0.0, 0.0))]  # slider on y = 0
+    joints = [
+        fj.DrivingConstraint(0, lambda q: q[0:2], crank_tip(crank, omega), 2),  # rod node 0 on the crank tip
+        AncfPin(0, -1, 1, (0.0, 0.0)),
+        fj.coordinate_driver(1, 1, fj.ConstantRate(0.0, 0.0)),
+    ]  # slider on y = 0
     system = fj.System([rod, slider], joints, [fj.Gravity(g)])
     return system, q0, v0, lambda q: q[system.body_slice(1)][:1]
 
@@ -374,18 +421,19 @@ def slider_crank_exudyn(t1, h, rho_inf):
 
     def build(mbs):
         info = exudyn_cable(mbs, rod, (crank, 0.0), gravity=g)
-        for node, vel in zip(info["nodes"], v_nodes):
+        for node, vel in zip(info["nodes"], v_nodes, strict=True):
             mbs.SetNodeParameter(node, "initialVelocities", vel.tolist())
         s_node = mbs.AddNode(eii.NodePoint2D(referenceCoordinates=np.asarray(q0[-2:]).tolist()))
         s_body = mbs.AddObject(eii.MassPoint2D(mass=float(slider.mass), nodeNumber=s_node))
-        mbs.AddLoad(eii.Gravity(markerNumber=mbs.AddMarker(eii.MarkerBodyMass(bodyNumber=s_body)),
-                                loadVector=[*g, 0.0]))
+        mbs.AddLoad(
+            eii.Gravity(markerNumber=mbs.AddMarker(eii.MarkerBodyMass(bodyNumber=s_body)), loadVector=[*g, 0.0])
+        )
         exudyn_pin(mbs, info["nodes"][-1], s_node)
         exudyn_coordinate_constraints(mbs, s_node, [1])
         drive = exudyn_coordinate_constraints(mbs, info["nodes"][0], [0, 1])
 
         def pre_step(mbs, k):
-            for c, d in zip(drive, displacement[k + 1]):
+            for c, d in zip(drive, displacement[k + 1], strict=True):
                 mbs.SetObjectParameter(c, "offset", float(d))
 
         vary = lambda mbs, mass: mbs.SetObjectParameter(s_body, "mass", mass)
@@ -426,11 +474,15 @@ def arm_exudyn(t1, h, rho_inf):
         exudyn_pin(mbs, info1["nodes"][-1], info2["nodes"][0])
         rigid = lambda body, x: mbs.AddMarker(eii.MarkerBodyRigid(bodyNumber=body, localPosition=[x, 0, 0]))
         le1 = float(links[0].length) / links[0].n_elements
-        pairs = [(rigid(mbs.AddObject(eii.ObjectGround()), 0.0), rigid(info1["elements"][0], 0.0)),  # joint 1 at O
-                 (rigid(info1["elements"][-1], le1), rigid(info2["elements"][0], 0.0))]  # joint 2 at the elbow
+        pairs = [
+            (rigid(mbs.AddObject(eii.ObjectGround()), 0.0), rigid(info1["elements"][0], 0.0)),  # joint 1 at O
+            (rigid(info1["elements"][-1], le1), rigid(info2["elements"][0], 0.0)),
+        ]  # joint 2 at the elbow
         # torque on the driven side: -(Kp (theta - offset) + Kd (omega - velocityOffset) + torque)
-        joints = [mbs.AddObject(eii.TorsionalSpringDamper(markerNumbers=list(m), stiffness=kp, damping=kd))
-                  for m, (kp, _, kd) in zip(pairs, gains)]
+        joints = [
+            mbs.AddObject(eii.TorsionalSpringDamper(markerNumbers=list(m), stiffness=kp, damping=kd))
+            for m, (kp, _, kd) in zip(pairs, gains, strict=True)
+        ]
         integral = [0.0, 0.0]
 
         def set_inputs(mbs, k):
@@ -501,8 +553,9 @@ def flfj_exudyn(t1, h, rho_inf):
         mbs.AddObject(eii.TorsionalSpringDamper(markerNumbers=[m_rotor, m_root], stiffness=FLFJ_SPRING))
         m_ground = mbs.AddMarker(eii.MarkerBodyRigid(bodyNumber=mbs.AddObject(eii.ObjectGround())))
         # motor torque -(Kp (theta - offset) + Kd omega) = Kp (reference - theta) - Kd omega
-        motor = mbs.AddObject(eii.TorsionalSpringDamper(markerNumbers=[m_ground, m_rotor], stiffness=float(pd.kp),
-                                                        damping=float(pd.kd)))
+        motor = mbs.AddObject(
+            eii.TorsionalSpringDamper(markerNumbers=[m_ground, m_rotor], stiffness=float(pd.kp), damping=float(pd.kd))
+        )
 
         def pre_step(mbs, k):
             mbs.SetObjectParameter(motor, "offset", float(reference[k + 1]))
@@ -510,6 +563,7 @@ def flfj_exudyn(t1, h, rho_inf):
         def vary(mbs, youngs):
             varied = _flfj_rod(youngs)
             exudyn_set_youngs(mbs, info, varied, float(varied.youngs))  # the beam's E is EA (unit area)
+
         return lambda mbs: node_position(mbs, info["nodes"][-1]), pre_step, lambda: pre_step(mbs, -1), vary
 
     return ExudynModel(build, [rod], t1, h, rho_inf)
@@ -518,8 +572,10 @@ def flfj_exudyn(t1, h, rho_inf):
 def _chain_links(youngs=None):
     """The chain's links, all alike (E: `youngs`, default CHAIN's)."""
     youngs = CHAIN["youngs"] if youngs is None else youngs
-    return [peer_beam(CHAIN["length"], CHAIN["rho"], CHAIN["area"], CHAIN["second_moment"], youngs,
-                      CHAIN_ELEMENTS) for _ in range(CHAIN_LINKS)]
+    return [
+        peer_beam(CHAIN["length"], CHAIN["rho"], CHAIN["area"], CHAIN["second_moment"], youngs, CHAIN_ELEMENTS)
+        for _ in range(CHAIN_LINKS)
+    ]
 
 
 def chain_flexjax(youngs=None):
@@ -537,13 +593,15 @@ def chain_exudyn(t1, h, rho_inf):
     links = _chain_links()
 
     def build(mbs):
-        infos = [exudyn_cable(mbs, b, (i * CHAIN["length"], 0.0), gravity=(0.0, -G), pinned=i == 0)
-                 for i, b in enumerate(links)]
-        for a, b in zip(infos, infos[1:]):
+        infos = [
+            exudyn_cable(mbs, b, (i * CHAIN["length"], 0.0), gravity=(0.0, -G), pinned=i == 0)
+            for i, b in enumerate(links)
+        ]
+        for a, b in zip(infos[:-1], infos[1:], strict=True):
             exudyn_pin(mbs, a["nodes"][-1], b["nodes"][0])
 
         def vary(mbs, youngs):
-            for info, link in zip(infos, links):
+            for info, link in zip(infos, links, strict=True):
                 exudyn_set_youngs(mbs, info, link, youngs)
 
         return lambda mbs: node_position(mbs, infos[-1]["nodes"][-1]), None, lambda: None, vary
@@ -556,16 +614,54 @@ MODELS = {
     "pendulum16": pendulum(16, 1.0, 1.0),
     "pendulum64": pendulum(64, 1.0, None),
     "pendulum256": pendulum(256, 0.1, None),
-    "slider_crank": Model("flexible slider-crank, rod 4 elements, 150 rad/s", "slider x", 1e-4, 0.2, 0.05,
-                          slider_crank_flexjax, slider_crank_exudyn, "slider mass (kg)",
-                          _default(flexible_slider_crank, "slider_mass"), BATCH_T1["slider_crank"]),
-    "two_link_arm": Model("two-link ANCF arm, ideal elbow, PID", "tip (x, y)", 2e-4, 2.0, 0.4,
-                          arm_flexjax, arm_exudyn, "E of both links (Pa)", _default(clearance_arm, "youngs"),
-                          BATCH_T1["two_link_arm"]),
-    "flfj_arm": Model("FLFJ arm: rotor under PD, torsion spring, rod 8 elements", "tip (x, y)", 5e-4, 2.0, 0.5,
-                      flfj_flexjax, flfj_exudyn, "E of the rod (Pa)", E, BATCH_T1["flfj_arm"]),
-    "chain": Model(f"chain of {CHAIN_LINKS} links x {CHAIN_ELEMENTS} elements", "tip (x, y)", 5e-4, 1.0, 0.5,
-                   chain_flexjax, chain_exudyn, "E of the links (Pa)", CHAIN["youngs"], BATCH_T1["chain"]),
+    "slider_crank": Model(
+        "flexible slider-crank, rod 4 elements, 150 rad/s",
+        "slider x",
+        1e-4,
+        0.2,
+        0.05,
+        slider_crank_flexjax,
+        slider_crank_exudyn,
+        "slider mass (kg)",
+        _default(flexible_slider_crank, "slider_mass"),
+        BATCH_T1["slider_crank"],
+    ),
+    "two_link_arm": Model(
+        "two-link ANCF arm, ideal elbow, PID",
+        "tip (x, y)",
+        2e-4,
+        2.0,
+        0.4,
+        arm_flexjax,
+        arm_exudyn,
+        "E of both links (Pa)",
+        _default(clearance_arm, "youngs"),
+        BATCH_T1["two_link_arm"],
+    ),
+    "flfj_arm": Model(
+        "FLFJ arm: rotor under PD, torsion spring, rod 8 elements",
+        "tip (x, y)",
+        5e-4,
+        2.0,
+        0.5,
+        flfj_flexjax,
+        flfj_exudyn,
+        "E of the rod (Pa)",
+        E,
+        BATCH_T1["flfj_arm"],
+    ),
+    "chain": Model(
+        f"chain of {CHAIN_LINKS} links x {CHAIN_ELEMENTS} elements",
+        "tip (x, y)",
+        5e-4,
+        1.0,
+        0.5,
+        chain_flexjax,
+        chain_exudyn,
+        "E of the links (Pa)",
+        CHAIN["youngs"],
+        BATCH_T1["chain"],
+    ),
 }
 
 
@@ -577,8 +673,16 @@ def flexjax_run(model, t1, rho_inf, save_every=None):
     steps = round(t1 / model.h)
 
     def f():
-        tr = fj.simulate(system, q0, v0, t1, model.h, solver=fj.GeneralizedAlpha(rho_inf=rho_inf),
-                         save_every=save_every or steps, throw=False)
+        tr = fj.simulate(
+            system,
+            q0,
+            v0,
+            t1,
+            model.h,
+            solver=fj.GeneralizedAlpha(rho_inf=rho_inf),
+            save_every=save_every or steps,
+            throw=False,
+        )
         return jnp.atleast_2d(readout(tr.q[-1])), tr.newton_iterations, jnp.all(tr.succeeded)
 
     return f, system
@@ -618,15 +722,29 @@ def bench_model(name, a):
     diff = distance(x_fj, x_ex)
     tol = TOL_FRACTION * err_h
     return {
-        "model": name, "label": model.label, "quantity": model.quantity, "nq": system.nq, "steps": steps,
-        "h": model.h, "t_end": t1,
-        "compile_s": compile_s, "run_s": fj_run, "exudyn_setup_s": ex.setup_s, "exudyn_run_s": ex_run,
+        "model": name,
+        "label": model.label,
+        "quantity": model.quantity,
+        "nq": system.nq,
+        "steps": steps,
+        "h": model.h,
+        "t_end": t1,
+        "compile_s": compile_s,
+        "run_s": fj_run,
+        "exudyn_setup_s": ex.setup_s,
+        "exudyn_run_s": ex_run,
         "time_ratio": fj_run / ex_run,
-        "flexjax_value": x_fj[-1].tolist(), "exudyn_value": x_ex[-1].tolist(),  # the last point: tip or slider
-        "agreement": diff, "time_step_error": err_h,
-        "tol": tol, "agree": diff <= tol and bool(ok), "flexjax_ok": bool(ok),
-        "newton_max": int(np.max(iters)), "newton_mean": float(np.mean(iters_all)),
-        "exudyn_newton_mean": ex_newton / steps, "exudyn_jacobians": int(ex_jac),
+        "flexjax_value": x_fj[-1].tolist(),
+        "exudyn_value": x_ex[-1].tolist(),  # the last point: tip or slider
+        "agreement": diff,
+        "time_step_error": err_h,
+        "tol": tol,
+        "agree": diff <= tol and bool(ok),
+        "flexjax_ok": bool(ok),
+        "newton_max": int(np.max(iters)),
+        "newton_mean": float(np.mean(iters_all)),
+        "exudyn_newton_mean": ex_newton / steps,
+        "exudyn_jacobians": int(ex_jac),
         "exudyn_absolute_tolerance": ex.settings.timeIntegration.newton.absoluteTolerance,
     }
 
@@ -646,8 +764,9 @@ def batch_fn(model, t1, rho_inf):
 
     def fn(value):
         system, q0, v0, readout = model.flexjax(value)
-        tr = fj.simulate(system, q0, v0, t1, model.h, solver=fj.GeneralizedAlpha(rho_inf=rho_inf), save_every=steps,
-                         throw=False)
+        tr = fj.simulate(
+            system, q0, v0, t1, model.h, solver=fj.GeneralizedAlpha(rho_inf=rho_inf), save_every=steps, throw=False
+        )
         return {"x": jnp.atleast_2d(readout(tr.q[-1])), "ok": jnp.all(tr.succeeded)}
 
     return fn
@@ -697,37 +816,63 @@ def bench_batch_model(name, a, nq):
     ok = np.asarray(out["ok"])
     worst = int(np.argmax(diffs))
     return {
-        "model": name, "nq": nq, "n": n, "parameter": model.parameter, "nominal": model.nominal,
-        "spread": BATCH_SPREAD, "t_end": t1, "steps": round(t1 / model.h), "chunk": info.chunk_size,
+        "model": name,
+        "nq": nq,
+        "n": n,
+        "parameter": model.parameter,
+        "nominal": model.nominal,
+        "spread": BATCH_SPREAD,
+        "t_end": t1,
+        "steps": round(t1 / model.h),
+        "chunk": info.chunk_size,
         "devices": info.ndevices,
-        "compile_s": info.compile_s, "run_s": fj_run, "samples_per_s": n / fj_run,
-        "vmap_compile_s": vmap_compile_s, "vmap_run_s": vmap_run, "vmap_samples_per_s": n / vmap_run,
-        "exudyn_setup_s": ex.setup_s, "exudyn_run_s": ex_run, "exudyn_samples_per_s": n / ex_run,
-        "throughput_ratio": ex_run / fj_run, "vmap_over_run_batch": vmap_run / fj_run,
+        "compile_s": info.compile_s,
+        "run_s": fj_run,
+        "samples_per_s": n / fj_run,
+        "vmap_compile_s": vmap_compile_s,
+        "vmap_run_s": vmap_run,
+        "vmap_samples_per_s": n / vmap_run,
+        "exudyn_setup_s": ex.setup_s,
+        "exudyn_run_s": ex_run,
+        "exudyn_samples_per_s": n / ex_run,
+        "throughput_ratio": ex_run / fj_run,
+        "vmap_over_run_batch": vmap_run / fj_run,
         "vmap_vs_run_batch_max": float(np.max(np.abs(out_vmap["x"] - out["x"]))),
-        "agreement_max": float(diffs[worst]), "agreement_worst_value": float(values[worst]),
-        "time_step_error": err_h, "tol": tol, "n_failed": int(np.sum(~ok)),
-        "n_disagree": int(np.sum(diffs > tol)), "all_ok": bool(np.all(ok)),
+        "agreement_max": float(diffs[worst]),
+        "agreement_worst_value": float(values[worst]),
+        "time_step_error": err_h,
+        "tol": tol,
+        "n_failed": int(np.sum(~ok)),
+        "n_disagree": int(np.sum(diffs > tol)),
+        "all_ok": bool(np.all(ok)),
         "agree": bool(np.all(ok) and np.all(diffs <= tol)),
     }
 
 
 def print_batch_table(rows):
-    print(_table(rows, [
-        ("model", lambda r: r["model"]),
-        ("nq", lambda r: str(r["nq"])),
-        ("parameter", lambda r: f"{r['parameter']} {r['nominal']:g} +-{r['spread']:.0%}"),
-        ("steps", lambda r: str(r["steps"])),
-        ("fj compile (s)", lambda r: f"{r['compile_s']:.2f}"),
-        ("run_batch (1/s)", lambda r: f"{r['samples_per_s']:.0f}"),
-        ("vmap (1/s)", lambda r: f"{r['vmap_samples_per_s']:.0f}"),
-        ("exu loop (1/s)", lambda r: f"{r['exudyn_samples_per_s']:.0f}"),
-        ("run_batch/exu", lambda r: f"{r['throughput_ratio']:.2f}x"),
-        ("vmap/run_batch time", lambda r: f"{r['vmap_over_run_batch']:.3f}"),
-        ("max |fj - exu| (m)", lambda r: f"{r['agreement_max']:.1e}"),
-        ("tol (m)", lambda r: f"{r['tol']:.1e}"),
-        ("all ok/agree", lambda r: "yes" if r["agree"] else f"NO ({r['n_failed']} failed, {r['n_disagree']} apart)"),
-    ]))
+    print(
+        _table(
+            rows,
+            [
+                ("model", lambda r: r["model"]),
+                ("nq", lambda r: str(r["nq"])),
+                ("parameter", lambda r: f"{r['parameter']} {r['nominal']:g} +-{r['spread']:.0%}"),
+                ("steps", lambda r: str(r["steps"])),
+                ("fj compile (s)", lambda r: f"{r['compile_s']:.2f}"),
+                ("run_batch (1/s)", lambda r: f"{r['samples_per_s']:.0f}"),
+                ("vmap (1/s)", lambda r: f"{r['vmap_samples_per_s']:.0f}"),
+                ("exu loop (1/s)", lambda r: f"{r['exudyn_samples_per_s']:.0f}"),
+                ("run_batch/exu", lambda r: f"{r['throughput_ratio']:.2f}x"),
+                ("vmap/run_batch time", lambda r: f"{r['vmap_over_run_batch']:.3f}"),
+                ("max |fj - exu| (m)", lambda r: f"{r['agreement_max']:.1e}"),
+                ("tol (m)", lambda r: f"{r['tol']:.1e}"),
+                (
+                    "all ok/agree",
+                    lambda r: "yes" if r["agree"] else f"NO ({r['n_failed']} failed, {r['n_disagree']} apart)",
+                ),
+            ],
+        )
+    )
 
 
 def run_batch_part(a, rows, flat):
@@ -745,47 +890,73 @@ def run_batch_part(a, rows, flat):
     batch = []
     for r in todo:
         batch.append(b := bench_batch_model(r["model"], a, r["nq"]))
-        print(f"  batch {b['model']}: run_batch {b['samples_per_s']:.0f}/s, vmap {b['vmap_samples_per_s']:.0f}/s, "
-              f"exudyn {b['exudyn_samples_per_s']:.0f}/s, max |diff| {b['agreement_max']:.1e} (tol {b['tol']:.1e})",
-              file=sys.stderr, flush=True)
-    print(f"\nbatch: {a.batch} samples per model, the parameter a Latin hypercube in +-{BATCH_SPREAD:.0%} (seed "
-          f"{a.seed}), shorter end times than above (both codes); flexjax run_batch (one chunk, "
-          f"{batch[0]['devices']} device) and jax.jit(jax.vmap(fn)) with the default solver, Exudyn SolveDynamic "
-          f"in a Python loop; samples/s = N / median of {a.repeat} passes, timed in turn; load average "
-          f"{load[0]:.1f} (1 min) at its start")
+        print(
+            f"  batch {b['model']}: run_batch {b['samples_per_s']:.0f}/s, vmap {b['vmap_samples_per_s']:.0f}/s, "
+            f"exudyn {b['exudyn_samples_per_s']:.0f}/s, max |diff| {b['agreement_max']:.1e} (tol {b['tol']:.1e})",
+            file=sys.stderr,
+            flush=True,
+        )
+    print(
+        f"\nbatch: {a.batch} samples per model, the parameter a Latin hypercube in +-{BATCH_SPREAD:.0%} (seed "
+        f"{a.seed}), shorter end times than above (both codes); flexjax run_batch (one chunk, "
+        f"{batch[0]['devices']} device) and jax.jit(jax.vmap(fn)) with the default solver, Exudyn SolveDynamic "
+        f"in a Python loop; samples/s = N / median of {a.repeat} passes, timed in turn; load average "
+        f"{load[0]:.1f} (1 min) at its start"
+    )
     print_batch_table(batch)
     ratios = [b["throughput_ratio"] for b in batch]
     geomean = math.exp(statistics.fmean(math.log(x) for x in ratios))
     worst = min(batch, key=lambda b: b["throughput_ratio"])
     slower = ", ".join(f"{b['model']} ({b['vmap_over_run_batch']:.3f})" for b in batch if b["vmap_over_run_batch"] < 1)
     vmap_ratios = [b["vmap_over_run_batch"] for b in batch]
-    print(f"\nflexjax run_batch / Exudyn loop throughput: geometric mean {geomean:.2f}x over {len(batch)} models, "
-          f"worst {worst['throughput_ratio']:.2f}x ({worst['model']}); goal >= {BATCH_GOAL:g}x on each model, met on "
-          f"{sum(x >= BATCH_GOAL for x in ratios)} of {len(batch)}; vmap / run_batch run time {min(vmap_ratios):.3f}"
-          f"-{max(vmap_ratios):.3f}, below 1 (run_batch slower) on: {slower or 'none'}; all samples succeed and "
-          f"agree: {all(b['agree'] for b in batch)}")
+    print(
+        f"\nflexjax run_batch / Exudyn loop throughput: geometric mean {geomean:.2f}x over {len(batch)} models, "
+        f"worst {worst['throughput_ratio']:.2f}x ({worst['model']}); goal >= {BATCH_GOAL:g}x on each model, met on "
+        f"{sum(x >= BATCH_GOAL for x in ratios)} of {len(batch)}; vmap / run_batch run time {min(vmap_ratios):.3f}"
+        f"-{max(vmap_ratios):.3f}, below 1 (run_batch slower) on: {slower or 'none'}; all samples succeed and "
+        f"agree: {all(b['agree'] for b in batch)}"
+    )
     for b in batch:
         flat.update({f"batch_{k}_{b['model']}": v for k, v in b.items() if k not in ("model", "parameter")})
         flat[f"vmap_over_run_batch_{b['model']}"] = b["vmap_over_run_batch"]
-    flat.update(geomean_batch_throughput_ratio=geomean, worst_batch_throughput_ratio=worst["throughput_ratio"],
-                worst_batch_model=worst["model"], n_batch_models=len(batch), batch_goal_ratio=BATCH_GOAL,
-                batch_all_agree=all(b["agree"] for b in batch), batch_n=a.batch)
+    flat.update(
+        geomean_batch_throughput_ratio=geomean,
+        worst_batch_throughput_ratio=worst["throughput_ratio"],
+        worst_batch_model=worst["model"],
+        n_batch_models=len(batch),
+        batch_goal_ratio=BATCH_GOAL,
+        batch_all_agree=all(b["agree"] for b in batch),
+        batch_n=a.batch,
+    )
 
 
 # -- report ----------------------------------------------------------------------------------------------
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--models", nargs="+", default=None,
-                   help=f"models to run, comma- or space-separated (default all; --quick: those with a quick end "
-                        f"time): {', '.join(MODELS)}")
+    p.add_argument(
+        "--models",
+        nargs="+",
+        default=None,
+        help=f"models to run, comma- or space-separated (default all; --quick: those with a quick end "
+        f"time): {', '.join(MODELS)}",
+    )
     p.add_argument("--quick", action="store_true", help="shorter end times, without pendulum64 and pendulum256")
     p.add_argument("--repeat", type=int, default=3, help="warm runs per code; the median is reported")
     p.add_argument("--rho-inf", type=float, default=0.9, help="generalized-alpha spectral radius (both codes)")
-    p.add_argument("--blas-threads", type=int, default=1,
-                   help="OpenBLAS/OpenMP threads (default 1, as Exudyn's default single thread); 0 leaves the "
-                        "environment as it is")
-    p.add_argument("--batch", type=int, default=64, metavar="N",
-                   help=f"batch part: N samples per model of at most {BATCH_MAX_NQ} coordinates (0: skip it)")
+    p.add_argument(
+        "--blas-threads",
+        type=int,
+        default=1,
+        help="OpenBLAS/OpenMP threads (default 1, as Exudyn's default single thread); 0 leaves the "
+        "environment as it is",
+    )
+    p.add_argument(
+        "--batch",
+        type=int,
+        default=64,
+        metavar="N",
+        help=f"batch part: N samples per model of at most {BATCH_MAX_NQ} coordinates (0: skip it)",
+    )
     p.add_argument("--seed", type=int, default=0, help="batch part: seed of the Latin hypercube")
     p.add_argument("--json", metavar="FILE", help="write one flat JSON object")
     a = p.parse_args(argv)
@@ -804,22 +975,27 @@ def parse_args(argv=None):
 
 
 def print_table(rows):
-    print(_table(rows, [
-        ("model", lambda r: r["model"]),
-        ("nq", lambda r: str(r["nq"])),
-        ("steps", lambda r: str(r["steps"])),
-        ("h (s)", lambda r: f"{r['h']:g}"),
-        ("fj compile (s)", lambda r: f"{r['compile_s']:.2f}"),
-        ("fj run (s)", lambda r: f"{r['run_s']:.3f}"),
-        ("exu setup (s)", lambda r: f"{r['exudyn_setup_s']:.4f}"),
-        ("exu run (s)", lambda r: f"{r['exudyn_run_s']:.3f}"),
-        ("fj/exu time", lambda r: f"{r['time_ratio']:.2f}x"),
-        ("Newton fj max/mean", lambda r: f"{r['newton_max']}/{r['newton_mean']:.2f}"),
-        ("Newton exu mean (jac)", lambda r: f"{r['exudyn_newton_mean']:.2f} ({r['exudyn_jacobians']})"),
-        ("|fj - exu| (m)", lambda r: f"{r['agreement']:.1e}"),
-        ("tol (m)", lambda r: f"{r['tol']:.1e}"),
-        ("agree", lambda r: "yes" if r["agree"] else "NO"),
-    ]))
+    print(
+        _table(
+            rows,
+            [
+                ("model", lambda r: r["model"]),
+                ("nq", lambda r: str(r["nq"])),
+                ("steps", lambda r: str(r["steps"])),
+                ("h (s)", lambda r: f"{r['h']:g}"),
+                ("fj compile (s)", lambda r: f"{r['compile_s']:.2f}"),
+                ("fj run (s)", lambda r: f"{r['run_s']:.3f}"),
+                ("exu setup (s)", lambda r: f"{r['exudyn_setup_s']:.4f}"),
+                ("exu run (s)", lambda r: f"{r['exudyn_run_s']:.3f}"),
+                ("fj/exu time", lambda r: f"{r['time_ratio']:.2f}x"),
+                ("Newton fj max/mean", lambda r: f"{r['newton_max']}/{r['newton_mean']:.2f}"),
+                ("Newton exu mean (jac)", lambda r: f"{r['exudyn_newton_mean']:.2f} ({r['exudyn_jacobians']})"),
+                ("|fj - exu| (m)", lambda r: f"{r['agreement']:.1e}"),
+                ("tol (m)", lambda r: f"{r['tol']:.1e}"),
+                ("agree", lambda r: "yes" if r["agree"] else "NO"),
+            ],
+        )
+    )
 
 
 def main(argv=None):
@@ -829,44 +1005,73 @@ def main(argv=None):
     load_start = os.getloadavg()
     dev = jax.devices()[0]
     flat = {
-        "flexjax_version": fj.__version__, "jax_version": jax.__version__, "exudyn_version": exu.__version__,
-        "device": f"{dev.platform}:{dev.device_kind}", "cpu_count": os.cpu_count(), "machine": platform.machine(),
-        "dtype": str(jnp.zeros(()).dtype), "rho_inf": a.rho_inf, "repeat": a.repeat, "quick": a.quick,
-        "tol_fraction": TOL_FRACTION, "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
-        "load_avg_1min_start": load_start[0], "load_avg_5min_start": load_start[1],
+        "flexjax_version": fj.__version__,
+        "jax_version": jax.__version__,
+        "exudyn_version": exu.__version__,
+        "device": f"{dev.platform}:{dev.device_kind}",
+        "cpu_count": os.cpu_count(),
+        "machine": platform.machine(),
+        "dtype": str(jnp.zeros(()).dtype),
+        "rho_inf": a.rho_inf,
+        "repeat": a.repeat,
+        "quick": a.quick,
+        "tol_fraction": TOL_FRACTION,
+        "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
+        "load_avg_1min_start": load_start[0],
+        "load_avg_5min_start": load_start[1],
     }
-    print(f"flexjax {fj.__version__}, jax {jax.__version__}, exudyn {exu.__version__}; device {flat['device']}, "
-          f"{os.cpu_count()} CPU cores, {flat['dtype']}, OPENBLAS_NUM_THREADS={flat['openblas_num_threads']}; "
-          f"generalized-alpha rho_inf={a.rho_inf} (flexjax: default solver; Exudyn: defaults, absolute Newton "
-          f"tolerance max(1e-10, {ROUNDOFF_TOLERANCE:g} EA)); median of {a.repeat} runs; load average "
-          f"{load_start[0]:.1f} (1 min) at start", flush=True)
+    print(
+        f"flexjax {fj.__version__}, jax {jax.__version__}, exudyn {exu.__version__}; device {flat['device']}, "
+        f"{os.cpu_count()} CPU cores, {flat['dtype']}, OPENBLAS_NUM_THREADS={flat['openblas_num_threads']}; "
+        f"generalized-alpha rho_inf={a.rho_inf} (flexjax: default solver; Exudyn: defaults, absolute Newton "
+        f"tolerance max(1e-10, {ROUNDOFF_TOLERANCE:g} EA)); median of {a.repeat} runs; load average "
+        f"{load_start[0]:.1f} (1 min) at start",
+        flush=True,
+    )
     rows = []
     for name in a.models:
         rows.append(r := bench_model(name, a))
-        print(f"  {name}: flexjax {r['run_s']:.3f} s, exudyn {r['exudyn_run_s']:.3f} s, "
-              f"|diff| {r['agreement']:.1e} (tol {r['tol']:.1e})", file=sys.stderr, flush=True)
+        print(
+            f"  {name}: flexjax {r['run_s']:.3f} s, exudyn {r['exudyn_run_s']:.3f} s, "
+            f"|diff| {r['agreement']:.1e} (tol {r['tol']:.1e})",
+            file=sys.stderr,
+            flush=True,
+        )
     print("\nmodels (quantity compared at the end time):")
     for r in rows:
-        print(f"  {r['model']}: {r['label']}; {r['steps']} steps to {r['t_end']:g} s; compares {r['quantity']} "
-              f"(flexjax, last point: {', '.join(f'{x:.7f}' for x in r['flexjax_value'])} m)")
-    print(f"|fj - exu|: largest distance between the compared points; tol = {TOL_FRACTION:g} x the time-step "
-          "error estimated from Exudyn at h and h/2\n")
+        print(
+            f"  {r['model']}: {r['label']}; {r['steps']} steps to {r['t_end']:g} s; compares {r['quantity']} "
+            f"(flexjax, last point: {', '.join(f'{x:.7f}' for x in r['flexjax_value'])} m)"
+        )
+    print(
+        f"|fj - exu|: largest distance between the compared points; tol = {TOL_FRACTION:g} x the time-step "
+        "error estimated from Exudyn at h and h/2\n"
+    )
     print_table(rows)
     ratios = [r["time_ratio"] for r in rows]
     geomean = math.exp(statistics.fmean(math.log(x) for x in ratios))
     worst = max(rows, key=lambda r: r["time_ratio"])
-    print(f"\nflexjax / Exudyn run time: geometric mean {geomean:.2f}x over {len(rows)} models, "
-          f"worst {worst['time_ratio']:.2f}x ({worst['model']}); all agree: {all(r['agree'] for r in rows)}")
+    print(
+        f"\nflexjax / Exudyn run time: geometric mean {geomean:.2f}x over {len(rows)} models, "
+        f"worst {worst['time_ratio']:.2f}x ({worst['model']}); all agree: {all(r['agree'] for r in rows)}"
+    )
     for r in rows:
         flat.update({f"{k}_{r['model']}": v for k, v in r.items() if k not in ("model", "label", "quantity")})
-    flat.update(geomean_time_ratio=geomean, worst_time_ratio=worst["time_ratio"], worst_model=worst["model"],
-                n_models=len(rows), all_agree=all(r["agree"] for r in rows))
+    flat.update(
+        geomean_time_ratio=geomean,
+        worst_time_ratio=worst["time_ratio"],
+        worst_model=worst["model"],
+        n_models=len(rows),
+        all_agree=all(r["agree"] for r in rows),
+    )
     if a.batch:
         run_batch_part(a, rows, flat)
     load_end = os.getloadavg()
     flat["load_avg_1min_end"], flat["load_avg_5min_end"] = load_end[0], load_end[1]
-    print(f"load average (1 min) {load_start[0]:.1f} at start, {load_end[0]:.1f} at end on {os.cpu_count()} cores: "
-          "wall times are noisy when it exceeds the core count")
+    print(
+        f"load average (1 min) {load_start[0]:.1f} at start, {load_end[0]:.1f} at end on {os.cpu_count()} cores: "
+        "wall times are noisy when it exceeds the core count"
+    )
     if a.json:
         with open(a.json, "w") as fh:
             json.dump(flat, fh, indent=2)

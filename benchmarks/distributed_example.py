@@ -53,8 +53,7 @@ def pendulum_run(p):
     from flexjax import models
 
     q0, v0 = models.pendulum_state(p[1], p[0])
-    tr = fj.simulate(models.pendulum(length=p[0]), q0, v0, T1, DT, save_every=SAVE_EVERY,
-                     consistent=False, throw=False)
+    tr = fj.simulate(models.pendulum(length=p[0]), q0, v0, T1, DT, save_every=SAVE_EVERY, consistent=False, throw=False)
     return {"tip_x": tr.q[:, 2], "ok": tr.succeeded}
 
 
@@ -71,26 +70,45 @@ def run(a):
     """
     import jax
 
-    kwargs = {k: v for k, v in (("coordinator_address", a.coordinator), ("num_processes", a.num_processes),
-                                ("process_id", a.process_id)) if v is not None}
+    kwargs = {
+        k: v
+        for k, v in (
+            ("coordinator_address", a.coordinator),
+            ("num_processes", a.num_processes),
+            ("process_id", a.process_id),
+        )
+        if v is not None
+    }
     jax.distributed.initialize(**kwargs)  # before any other JAX call
     from flexjax.batch import run_batch
 
     pid, nproc = jax.process_index(), jax.process_count()
     idx = share(a.n, nproc, pid)
     out_dir = pathlib.Path(a.out_dir)
-    print(f"process {pid}/{nproc}: {len(jax.local_devices())} local of {len(jax.devices())} devices, "
-          f"samples {idx[0] if idx.size else '-'}..{idx[-1] if idx.size else '-'} ({idx.size})", flush=True)
+    print(
+        f"process {pid}/{nproc}: {len(jax.local_devices())} local of {len(jax.devices())} devices, "
+        f"samples {idx[0] if idx.size else '-'}..{idx[-1] if idx.size else '-'} ({idx.size})",
+        flush=True,
+    )
     part = out_dir / f"part_{pid:03d}.npz"
     info = None
     if idx.size:
         p = samples(a.n, a.seed)[idx]
         t = time.perf_counter()
         # local devices only: each process shards its own chunks, no cross-host traffic
-        out, info = run_batch(pendulum_run, p, chunk_size=a.chunk_size, out_dir=out_dir / f"process_{pid:03d}",
-                              devices=jax.local_devices(), return_info=True)
-        print(f"process {pid}: {idx.size} samples in {time.perf_counter() - t:.2f} s "
-              f"(compile {info.compile_s:.2f} s, {info.nchunks} chunks of {info.chunk_size})", flush=True)
+        out, info = run_batch(
+            pendulum_run,
+            p,
+            chunk_size=a.chunk_size,
+            out_dir=out_dir / f"process_{pid:03d}",
+            devices=jax.local_devices(),
+            return_info=True,
+        )
+        print(
+            f"process {pid}: {idx.size} samples in {time.perf_counter() - t:.2f} s "
+            f"(compile {info.compile_s:.2f} s, {info.nchunks} chunks of {info.chunk_size})",
+            flush=True,
+        )
         tmp = part.with_name(part.stem + ".tmp.npz")
         np.savez(tmp, index=idx, samples=p, num_processes=nproc, n=a.n, **out)
         os.replace(tmp, part)
@@ -106,8 +124,10 @@ def gather(out_dir) -> dict:
     n, nproc = int(parts[0]["n"]), int(parts[0]["num_processes"])
     index = np.concatenate([p["index"] for p in parts])
     if len(parts) != nproc or not np.array_equal(np.sort(index), np.arange(n)):
-        raise SystemExit(f"gather: found {len(parts)} of {nproc} parts covering {index.size} of {n} samples; "
-                         "a process has not finished")
+        raise SystemExit(
+            f"gather: found {len(parts)} of {nproc} parts covering {index.size} of {n} samples; "
+            "a process has not finished"
+        )
     order = np.argsort(index)
     keys = [k for k in parts[0] if k not in ("index", "num_processes", "n")]
     merged = {k: np.concatenate([p[k] for p in parts])[order] for k in keys}
@@ -118,8 +138,11 @@ def gather(out_dir) -> dict:
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     env_int = lambda k: int(os.environ[k]) if k in os.environ else None
-    p.add_argument("--coordinator", default=os.environ.get("JAX_COORDINATOR_ADDRESS"),
-                   help="host:port of process 0's coordinator (env JAX_COORDINATOR_ADDRESS)")
+    p.add_argument(
+        "--coordinator",
+        default=os.environ.get("JAX_COORDINATOR_ADDRESS"),
+        help="host:port of process 0's coordinator (env JAX_COORDINATOR_ADDRESS)",
+    )
     p.add_argument("--num-processes", type=int, default=env_int("JAX_NUM_PROCESSES"), help="env JAX_NUM_PROCESSES")
     p.add_argument("--process-id", type=int, default=env_int("JAX_PROCESS_ID"), help="env JAX_PROCESS_ID")
     p.add_argument("--n", type=int, default=1024, help="total number of samples (all processes)")
@@ -137,8 +160,10 @@ def main(argv=None):
     a = parse_args(argv)
     if a.gather:
         merged = gather(a.out_dir)
-        print(f"gathered {len(merged['ok'])} samples ({int(np.sum(merged['ok']))} succeeded) "
-              f"into {pathlib.Path(a.out_dir) / 'all.npz'}")
+        print(
+            f"gathered {len(merged['ok'])} samples ({int(np.sum(merged['ok']))} succeeded) "
+            f"into {pathlib.Path(a.out_dir) / 'all.npz'}"
+        )
         return
     import jax
 

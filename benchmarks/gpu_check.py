@@ -72,8 +72,16 @@ def batch_rows(name, fn, samples_for, ns, repeat):
             out = run_batch(fn, samples, chunk_size=n)
             times.append(time.perf_counter() - t)
         run_s = statistics.median(times)
-        rows.append({"model": name, "n": n, "compile_s": info.compile_s, "run_s": run_s,
-                     "samples_per_s": n / run_s, "all_ok": bool(np.all(out["ok"]))})
+        rows.append(
+            {
+                "model": name,
+                "n": n,
+                "compile_s": info.compile_s,
+                "run_s": run_s,
+                "samples_per_s": n / run_s,
+                "all_ok": bool(np.all(out["ok"])),
+            }
+        )
         print(f"  batch {name} N={n}: {n / run_s:.0f} samples/s", file=sys.stderr, flush=True)
     return rows
 
@@ -88,7 +96,7 @@ def grad_rows(peers, steps_list, repeat, dev):
         for which, fn in (("forward", loss), ("grad", jax.grad(loss))):
             compiled, r[f"{which}_compile_s"] = peers._aot(fn, E)
             jax.block_until_ready(compiled(E))
-            r[f"{which}_run_s"], _ = peers._median_run(lambda: compiled(E), repeat)
+            r[f"{which}_run_s"], _ = peers._median_run(lambda compiled=compiled: compiled(E), repeat)
             r[f"{which}_peak_bytes"] = _peak_bytes(dev)
         r["grad_over_forward"] = r["grad_run_s"] / r["forward_run_s"]
         rows.append(r)
@@ -101,10 +109,18 @@ def main(argv=None):
     ints = lambda s: [int(x) for x in s.split(",") if x.strip()]
     p.add_argument("--n", type=ints, default=[64, 1024], help="batch sizes, comma-separated")
     p.add_argument("--batch-steps", type=int, default=100, help="steps per batch sample")
-    p.add_argument("--shared-matrix", action=argparse.BooleanOptionalAction, default=True,
-                   help="ANCF batch: one Newton matrix per device batch (as bench_peers.py (b))")
-    p.add_argument("--corotate", action=argparse.BooleanOptionalAction, default=True,
-                   help="ANCF batch: the kept Newton matrix turned with the beam (as bench_peers.py (b))")
+    p.add_argument(
+        "--shared-matrix",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="ANCF batch: one Newton matrix per device batch (as bench_peers.py (b))",
+    )
+    p.add_argument(
+        "--corotate",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="ANCF batch: the kept Newton matrix turned with the beam (as bench_peers.py (b))",
+    )
     p.add_argument("--grad-steps", type=ints, default=[1000, 10_000], help="gradient horizons, comma-separated")
     p.add_argument("--repeat", type=int, default=3, help="warm runs; the median is reported")
     p.add_argument("--smoke", action="store_true", help="tiny sizes: N = 8, 20 steps, gradient over 200 steps")
@@ -119,40 +135,68 @@ def main(argv=None):
     device = f"{dev.platform}:{dev.device_kind}"
     peers, batch = _load("bench_peers"), _load("bench_batch")
 
-    ancf = peers.batch_fn(argparse.Namespace(batch_steps=a.batch_steps, batch_dt=1e-3, rho_inf=0.9, newton="modified",
-                                             shared_matrix=a.shared_matrix, corotate=a.corotate))
+    ancf = peers.batch_fn(
+        argparse.Namespace(
+            batch_steps=a.batch_steps,
+            batch_dt=1e-3,
+            rho_inf=0.9,
+            newton="modified",
+            shared_matrix=a.shared_matrix,
+            corotate=a.corotate,
+        )
+    )
     crank, box = batch.build("slider_crank", 100, 1e-3)
     rows = batch_rows("ANCF pendulum", ancf, lambda n: peers._samples(n, 0), a.n, a.repeat)
     rows += batch_rows("slider-crank", crank, lambda n: box.sample(n, "lhs", seed=0), a.n, a.repeat)
     grads = grad_rows(peers, a.grad_steps, a.repeat, dev)
     total = time.perf_counter() - t_start
 
-    print(f"\nflexjax {fj.__version__}, jax {jax.__version__}, {len(jax.devices())} x {device}, float64, "
-          f"generalized-alpha rho_inf=0.9; median of {a.repeat} warm runs; load average {load[0]:.1f} "
-          f"({os.cpu_count()} CPU cores); total {total:.0f} s\n")
-    print(peers._table(rows, [
-        ("batch model", lambda r: r["model"]),
-        ("N", lambda r: str(r["n"])),
-        ("compile (s)", lambda r: f"{r['compile_s']:.2f}"),
-        ("run (s)", lambda r: f"{r['run_s']:.4f}"),
-        ("samples/s", lambda r: f"{r['samples_per_s']:.0f}"),
-        ("all ok", lambda r: "yes" if r["all_ok"] else "NO"),
-    ]))
+    print(
+        f"\nflexjax {fj.__version__}, jax {jax.__version__}, {len(jax.devices())} x {device}, float64, "
+        f"generalized-alpha rho_inf=0.9; median of {a.repeat} warm runs; load average {load[0]:.1f} "
+        f"({os.cpu_count()} CPU cores); total {total:.0f} s\n"
+    )
+    print(
+        peers._table(
+            rows,
+            [
+                ("batch model", lambda r: r["model"]),
+                ("N", lambda r: str(r["n"])),
+                ("compile (s)", lambda r: f"{r['compile_s']:.2f}"),
+                ("run (s)", lambda r: f"{r['run_s']:.4f}"),
+                ("samples/s", lambda r: f"{r['samples_per_s']:.0f}"),
+                ("all ok", lambda r: "yes" if r["all_ok"] else "NO"),
+            ],
+        )
+    )
     mib = lambda b: "-" if b is None else f"{b / 2**20:.0f}"
     print()
-    print(peers._table(grads, [
-        ("gradient steps", lambda r: str(r["steps"])),
-        ("fwd compile (s)", lambda r: f"{r['forward_compile_s']:.2f}"),
-        ("fwd run (s)", lambda r: f"{r['forward_run_s']:.4f}"),
-        ("grad compile (s)", lambda r: f"{r['grad_compile_s']:.2f}"),
-        ("grad run (s)", lambda r: f"{r['grad_run_s']:.4f}"),
-        ("grad/fwd", lambda r: f"{r['grad_over_forward']:.2f}"),
-        ("peak MiB", lambda r: mib(r["grad_peak_bytes"])),
-    ]))
+    print(
+        peers._table(
+            grads,
+            [
+                ("gradient steps", lambda r: str(r["steps"])),
+                ("fwd compile (s)", lambda r: f"{r['forward_compile_s']:.2f}"),
+                ("fwd run (s)", lambda r: f"{r['forward_run_s']:.4f}"),
+                ("grad compile (s)", lambda r: f"{r['grad_compile_s']:.2f}"),
+                ("grad run (s)", lambda r: f"{r['grad_run_s']:.4f}"),
+                ("grad/fwd", lambda r: f"{r['grad_over_forward']:.2f}"),
+                ("peak MiB", lambda r: mib(r["grad_peak_bytes"])),
+            ],
+        )
+    )
     if a.json:
-        meta = {"flexjax_version": fj.__version__, "jax_version": jax.__version__, "device": device,
-                "devices": len(jax.devices()), "cpu_count": os.cpu_count(), "load_avg_1min": load[0],
-                "total_s": total, "batch_steps": a.batch_steps, "repeat": a.repeat}
+        meta = {
+            "flexjax_version": fj.__version__,
+            "jax_version": jax.__version__,
+            "device": device,
+            "devices": len(jax.devices()),
+            "cpu_count": os.cpu_count(),
+            "load_avg_1min": load[0],
+            "total_s": total,
+            "batch_steps": a.batch_steps,
+            "repeat": a.repeat,
+        }
         with open(a.json, "w") as f:
             json.dump({**meta, "batch": rows, "gradient": grads}, f, indent=2)
         print(f"\nwrote {a.json}")

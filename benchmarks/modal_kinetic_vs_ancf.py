@@ -77,8 +77,9 @@ def ancf(tau0, k, elements, ts):
         [fj.AppliedTorque(0, Pulse(jnp.asarray(tau0))), JointSpring(jnp.asarray(k))],
     )
     q0 = jnp.concatenate([jnp.zeros(3), beam.straight_coordinates()])
-    tr = fj.simulate(system, q0, jnp.zeros_like(q0), T_END, 2.5e-4, save_every=40,
-                     solver=fj.GeneralizedAlpha(rho_inf=0.9))
+    tr = fj.simulate(
+        system, q0, jnp.zeros_like(q0), T_END, 2.5e-4, save_every=40, solver=fj.GeneralizedAlpha(rho_inf=0.9)
+    )
     th, tip = tr.q[:, 2], tr.q[:, -4:-2]
     w = -jnp.sin(th) * tip[:, 0] + jnp.cos(th) * tip[:, 1]
     return np.interp(np.asarray(ts), np.asarray(tr.t), np.asarray(w))
@@ -100,8 +101,10 @@ def main():
         t = time.perf_counter()
         w = modal(kinetic, args.tau0, args.k, args.modes, ts)
         rel = np.abs(w - ref).max() / np.abs(ref).max()
-        print(f"kinetic={kinetic!r}: max |w_tip| = {np.abs(w).max():.5f} m, max |w - w_ANCF| / max |w_ANCF| = "
-              f"{rel:.4f} ({time.perf_counter() - t:.0f} s)")
+        print(
+            f"kinetic={kinetic!r}: max |w_tip| = {np.abs(w).max():.5f} m, max |w - w_ANCF| / max |w_ANCF| = "
+            f"{rel:.4f} ({time.perf_counter() - t:.0f} s)"
+        )
 
 
 if __name__ == "__main__":

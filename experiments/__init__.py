@@ -56,9 +56,25 @@ class Experiment:
 EXPERIMENTS: dict[str, Experiment] = {
     m.NAME: Experiment(m.NAME, m.DESCRIPTION, m.run)
     for m in (
-        showcase, pendulum, slider_crank, mobile_robot, baumgarte_region, baumgarte_tune, flfj_modes, flfj_stiffness,
-        elastica, flexible_pendulum, flfj_control, flfj_tune, spinup, clearance_arm, clearance_interval,
-        ancf3d_cantilever, impact_stick_slip, parallel_robot, ancf3d_validation,
+        showcase,
+        pendulum,
+        slider_crank,
+        mobile_robot,
+        baumgarte_region,
+        baumgarte_tune,
+        flfj_modes,
+        flfj_stiffness,
+        elastica,
+        flexible_pendulum,
+        flfj_control,
+        flfj_tune,
+        spinup,
+        clearance_arm,
+        clearance_interval,
+        ancf3d_cantilever,
+        impact_stick_slip,
+        parallel_robot,
+        ancf3d_validation,
     )
 }
 DEFAULT = "showcase"

@@ -11,9 +11,8 @@ Poisson ratio 0 and 0.3 (Poisson locking), and the default split formulation at 
 locking; `docs/ancf3d.md`).
 """
 
-import warnings
-
 import pathlib
+import warnings
 
 import equinox as eqx
 import jax
@@ -54,7 +53,7 @@ def relative_errors(n: int, poisson: float = 0.0, formulation: str = "continuum"
     i_z, i_y = HEIGHT * WIDTH**3 / 12, WIDTH * HEIGHT**3 / 12
     refs = (LENGTH**3 / (3 * YOUNGS * i_z), LENGTH**3 / (3 * YOUNGS * i_y), LENGTH / (YOUNGS * area))
     errors = []
-    for d, ref in zip((1, 2, 0), refs):
+    for d, ref in zip((1, 2, 0), refs, strict=True):
         f = np.zeros(K.shape[0])
         f[12 * n + d] = 1.0
         u = np.zeros(K.shape[0])
@@ -93,8 +92,11 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
             summary[f"split_nu03_{QUANTITIES[k]}_rel_err{suffix}"] = float(value)
 
     np.savez_compressed(
-        out_dir / "ancf3d_cantilever.npz", meshes=np.array(meshes), poissons=np.array(poissons),
-        errors=errors, quantities=np.array(QUANTITIES),
+        out_dir / "ancf3d_cantilever.npz",
+        meshes=np.array(meshes),
+        poissons=np.array(poissons),
+        errors=errors,
+        quantities=np.array(QUANTITIES),
     )
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4.5))
@@ -109,7 +111,13 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     ax.set_xticks(list(meshes), labels=[str(n) for n in meshes])
     ax.tick_params(axis="x", which="minor", labelbottom=False)
     finish_axes(
-        fig, ax, out_dir / "convergence.png", xlabel="elements", ylabel="|relative error|",
-        title="3D ANCF cantilever vs beam theory (axial exact at ν = 0)", grid_which="both", legend_size=7,
+        fig,
+        ax,
+        out_dir / "convergence.png",
+        xlabel="elements",
+        ylabel="|relative error|",
+        title="3D ANCF cantilever vs beam theory (axial exact at ν = 0)",
+        grid_which="both",
+        legend_size=7,
     )
     return summary

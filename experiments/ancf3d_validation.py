@@ -41,7 +41,9 @@ from flexjax.plotting import _pyplot
 from flexjax.solvers.statics import solve_static
 
 NAME = "ancf3d_validation"
-DESCRIPTION = "3D ANCF beam at nu = 0.3: closed forms, frequencies, torsion, 45° bend, tip-moment arc, spinning rod energy"
+DESCRIPTION = (
+    "3D ANCF beam at nu = 0.3: closed forms, frequencies, torsion, 45° bend, tip-moment arc, spinning rod energy"
+)
 
 LENGTH, RHO, YOUNGS, NU = 1.0, 2700.0, 70e9, 0.3
 SECTIONS = {"rect": RectangularSection(0.01, 0.0025), "circle": CircularSection(0.005)}
@@ -67,11 +69,15 @@ def _shear(nu=NU):
 
 @eqx.filter_jit
 def _tip(beam, force, moment, load):
-    system = fj.System([beam], [AncfClamp3D(0, 0)], [
-        fj.PointForce(0, jnp.array([beam.length, 0.0, 0.0]), Constant(force)),
-        fj.AppliedMoment3D(0, Constant(moment), node=-1),
-        fj.DistributedLoad3D(0, load),
-    ])
+    system = fj.System(
+        [beam],
+        [AncfClamp3D(0, 0)],
+        [
+            fj.PointForce(0, jnp.array([beam.length, 0.0, 0.0]), Constant(force)),
+            fj.AppliedMoment3D(0, Constant(moment), node=-1),
+            fj.DistributedLoad3D(0, load),
+        ],
+    )
     sol = solve_static(system, beam.straight_coordinates(), 1)
     return beam.node_position(sol.q, -1), beam.node_gradients(sol.q, -1)
 
@@ -191,9 +197,11 @@ def rollup_error(n, theta=np.pi / 2):
     section = SECTIONS["circle"]
     beam = AncfBeam3D(LENGTH, RHO, YOUNGS, section, n, poisson=NU)
     Iz = float(section.second_moments()[1])
-    system = fj.System([beam], [AncfClamp3D(0, 0)], [
-        fj.AppliedMoment3D(0, Constant(jnp.array([0.0, 0.0, YOUNGS * Iz * theta / LENGTH])), node=-1)
-    ])
+    system = fj.System(
+        [beam],
+        [AncfClamp3D(0, 0)],
+        [fj.AppliedMoment3D(0, Constant(jnp.array([0.0, 0.0, YOUNGS * Iz * theta / LENGTH])), node=-1)],
+    )
     sol = solve_static(system, beam.straight_coordinates(), 4)
     r, F = np.asarray(beam.node_position(sol.q, -1)), np.asarray(beam.node_gradients(sol.q, -1))
     radius = LENGTH / theta
@@ -235,15 +243,17 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     summary: dict[str, float] = {}
     arrays = {}
     for name, section in SECTIONS.items():
-        for key, err in zip(("axial", "tip_y", "tip_z", "uniform_y", "torsion"), static_errors(section)):
+        for key, err in zip(("axial", "tip_y", "tip_z", "uniform_y", "torsion"), static_errors(section), strict=True):
             summary[f"{name}_{key}_rel_err"] = float(err)
         keys = [f"f{k}_{p}" for p in "yz" for k in (1, 2, 3)] + ["f_torsion"]
-        for key, err in zip(keys, frequency_errors(section)):
+        for key, err in zip(keys, frequency_errors(section), strict=True):
             summary[f"{name}_{key}_rel_err"] = float(err)
     with warnings.catch_warnings():  # the locking warning: measured here on purpose
         warnings.simplefilter("ignore")
         summary["continuum_rect_tip_y_rel_err"] = float(static_errors(SECTIONS["rect"], "continuum")[1])
-        summary["continuum_square_torsion_rel_err"] = float(static_errors(RectangularSection(0.01, 0.01), "continuum")[4])
+        summary["continuum_square_torsion_rel_err"] = float(
+            static_errors(RectangularSection(0.01, 0.01), "continuum")[4]
+        )
     if not quick:
         meshes = (5, 10, 20, 40)
         arrays["mesh_study_n"] = np.array(meshes)
@@ -277,7 +287,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
     ax = axes[0]
-    for P, ref in BEND_REFERENCE.items():
+    for P in BEND_REFERENCE:
         ax.plot(P, summary[f"bend_p{P}_disp_err"], "o", color="C0")
         if not quick:
             ax.plot(P, summary[f"bend_p{P}_disp_err_fine"], "s", color="C1")

@@ -144,10 +144,21 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         "deadbeat_within_margin": int(bool(st.is_admissible(rk4, *(np.array(deadbeat) / (1 - MARGIN)), H))),
     }
     pairs = {"recommended": (rec.alpha, rec.beta), "outside": outside, "deadbeat": deadbeat}
-    st.plot_region(rk4, H, out_dir / "region_rk4.png", margin=MARGIN, n=n_grid,
-                   pairs={"outside": outside, "paper (1, 1)": PAPER_UNSTABLE[0], "paper (0.1, 3)": PAPER_STABLE[2]})
-    st.plot_stability_region(rk4, out_dir / "stability_plane_rk4.png", h=H, pairs=pairs,
-                             title=rf"RK4 $|R(z)| \leq 1$ with $h\lambda_\pm$ of the pairs, h = {H} s")
+    st.plot_region(
+        rk4,
+        H,
+        out_dir / "region_rk4.png",
+        margin=MARGIN,
+        n=n_grid,
+        pairs={"outside": outside, "paper (1, 1)": PAPER_UNSTABLE[0], "paper (0.1, 3)": PAPER_STABLE[2]},
+    )
+    st.plot_stability_region(
+        rk4,
+        out_dir / "stability_plane_rk4.png",
+        h=H,
+        pairs=pairs,
+        title=rf"RK4 $|R(z)| \leq 1$ with $h\lambda_\pm$ of the pairs, h = {H} s",
+    )
 
     methods = [rk4]
     for key, solver in DIFFRAX_SOLVERS.items():
@@ -165,8 +176,9 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
             f"{key}_step_matrix_error": step_matrix_error(m, P, r.alpha, r.beta, H),
         }
         st.plot_region(m, H, out_dir / f"region_{key}.png", margin=MARGIN, n=n_grid)
-    st.plot_stability_region(methods, out_dir / "stability_planes.png",
-                             title=r"stability regions $|R(z)| \leq 1$ (filled: RK4)")
+    st.plot_stability_region(
+        methods, out_dir / "stability_planes.png", title=r"stability regions $|R(z)| \leq 1$ (filled: RK4)"
+    )
 
     # the paper's Table 1 pairs under this (SPEC) form of the drift equation
     rows, stable_ok, unstable_ok = [], 0, 0
@@ -177,7 +189,9 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
             stable_ok += ok and verdict == "stable"
             unstable_ok += (not ok) and verdict == "unstable"
             rows.append(f"{alpha},{beta},{verdict},{int(ok)},{rho:.6g}")
-    (out_dir / "pairs.csv").write_text("alpha,beta,paper_verdict,admissible_rk4,amplification\n" + "\n".join(rows) + "\n")
+    (out_dir / "pairs.csv").write_text(
+        "alpha,beta,paper_verdict,admissible_rk4,amplification\n" + "\n".join(rows) + "\n"
+    )
     summary |= {"paper_stable_pairs_admissible": stable_ok, "paper_unstable_pairs_inadmissible": unstable_ok}
 
     # drift histories with RK4 at H: e(0) = 1, e'(0) = 0 (the linear drift equation itself)
@@ -199,6 +213,13 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     }
     np.savez(out_dir / "drift.npz", t=t, **{re.sub(r"\W+", "_", k).strip("_"): v for k, v in histories.items()})
     floor = 1e-20  # the deadbeat run reaches round-off in two steps
-    plot_series(t, [np.maximum(v, floor) for v in histories.values()], list(histories), out_dir / "drift_rk4.png",
-                ylabel="|e| (drift, e(0) = 1)", title=f"drift equation integrated by RK4, h = {H} s", logy=True)
+    plot_series(
+        t,
+        [np.maximum(v, floor) for v in histories.values()],
+        list(histories),
+        out_dir / "drift_rk4.png",
+        ylabel="|e| (drift, e(0) = 1)",
+        title=f"drift equation integrated by RK4, h = {H} s",
+        logy=True,
+    )
     return summary

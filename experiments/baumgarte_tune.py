@@ -21,7 +21,7 @@ from flexjax import models, tune
 from flexjax.analysis import stability
 from flexjax.plotting import plot_series
 
-from .mobile_robot import H, LOOKAHEAD, choose_pairs
+from .mobile_robot import LOOKAHEAD, H, choose_pairs
 
 NAME = "baumgarte_tune"
 DESCRIPTION = "seed 003 beyond the paper: Baumgarte alpha, beta tuned by optax on the robot's real drift"
@@ -54,8 +54,16 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     drift_initial = float(jnp.sqrt(msd(alpha0, beta0)))
     drift_tuned = float(jnp.sqrt(msd(alpha_t, beta_t)))
     slider = _slider_crank(quick, steps, progress)
-    plot_series(np.arange(len(history["loss"])), [history["loss"]], ["J / 1e-6 m^2 (+ penalty)"],
-                out_dir / "loss.png", xlabel="optimizer step", ylabel="objective", title="Baumgarte tuning", logy=True)
+    plot_series(
+        np.arange(len(history["loss"])),
+        [history["loss"]],
+        ["J / 1e-6 m^2 (+ penalty)"],
+        out_dir / "loss.png",
+        xlabel="optimizer step",
+        ylabel="objective",
+        title="Baumgarte tuning",
+        logy=True,
+    )
     np.savez(out_dir / "history.npz", **history)
     return slider | {
         "alpha_tuned": alpha_t,

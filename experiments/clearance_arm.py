@@ -18,21 +18,30 @@ import pathlib
 import time
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from flexjax.batch import run_batch
 from flexjax.models.clearance_arm import (
-    DURATION, clearance_arm, penetration, responses, simulate_arm, with_parameters,
+    DURATION,
+    clearance_arm,
+    penetration,
+    responses,
+    simulate_arm,
+    with_parameters,
 )
 from flexjax.plotting import _pyplot
 
 NAME = "clearance_arm"
-DESCRIPTION = "two-link ANCF arm with a clearance elbow under PID tracking: clearance and stiffness (seed 002 Figs. 6-7)"
+DESCRIPTION = (
+    "two-link ANCF arm with a clearance elbow under PID tracking: clearance and stiffness (seed 002 Figs. 6-7)"
+)
 
 CASES = {  # suffix: (clearance m, Young's modulus Pa)
-    "c001": (0.01e-3, 30e9), "c02": (0.2e-3, 30e9), "c05": (0.5e-3, 30e9),
-    "e3": (0.5e-3, 3e9), "e300": (0.5e-3, 300e9),
+    "c001": (0.01e-3, 30e9),
+    "c02": (0.2e-3, 30e9),
+    "c05": (0.5e-3, 30e9),
+    "e3": (0.5e-3, 3e9),
+    "e300": (0.5e-3, 300e9),
 }
 SAVE_DT = 1e-3
 
@@ -78,7 +87,7 @@ def _figure(runs, names, labels, title, path):
     for r, (what, unit, i) in enumerate(rows):
         for c in range(2):
             ax = axes[r, c]
-            for name, label in zip(names, labels):
+            for name, label in zip(names, labels, strict=True):
                 t, y = runs[name][0], runs[name][i]
                 ax.plot(t, y[:, c], label=label, lw=0.9)
             comp = ("x", "y")[c] if i < 3 else ("τ1", "τ2")[c]
@@ -107,15 +116,31 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     t1, h = _settings(quick)
     runs, wall = run_cases(t1, h, progress=progress, animation=out_dir / "arm.gif")
     runs["e30"] = runs["c05"]
-    np.savez_compressed(out_dir / "runs.npz", **{f"{k}_{f}": v for k, r in runs.items()
-                                                  for f, v in zip(("t", "error", "accel", "torque", "pen"), r)
-                                                  if v is not None})
-    _figure(runs, ["ideal", "c001", "c02", "c05"], ["ideal joint", "c = 0.01 mm", "c = 0.2 mm", "c = 0.5 mm"],
-            "seed 002 Fig. 6: clearance (E = 30 GPa, c_f = 0.1)", out_dir / "fig6_clearance.png")
-    _figure(runs, ["e3", "e30", "e300"], ["E = 3 GPa", "E = 30 GPa", "E = 300 GPa"],
-            "seed 002 Fig. 7: link stiffness (c = 0.5 mm)", out_dir / "fig7_stiffness.png")
+    np.savez_compressed(
+        out_dir / "runs.npz",
+        **{
+            f"{k}_{f}": v
+            for k, r in runs.items()
+            for f, v in zip(("t", "error", "accel", "torque", "pen"), r, strict=True)
+            if v is not None
+        },
+    )
+    _figure(
+        runs,
+        ["ideal", "c001", "c02", "c05"],
+        ["ideal joint", "c = 0.01 mm", "c = 0.2 mm", "c = 0.5 mm"],
+        "seed 002 Fig. 6: clearance (E = 30 GPa, c_f = 0.1)",
+        out_dir / "fig6_clearance.png",
+    )
+    _figure(
+        runs,
+        ["e3", "e30", "e300"],
+        ["E = 3 GPa", "E = 30 GPa", "E = 300 GPa"],
+        "seed 002 Fig. 7: link stiffness (c = 0.5 mm)",
+        out_dir / "fig7_stiffness.png",
+    )
     summary = {}
-    for name, (t, err, acc, tau, pen) in runs.items():
+    for name, (_t, err, _acc, tau, pen) in runs.items():
         summary[f"tip_error_max_{name}"] = float(np.max(np.linalg.norm(err, axis=1)))
         summary[f"torque1_max_{name}"] = float(np.max(np.abs(tau[:, 0])))
         summary[f"torque2_max_{name}"] = float(np.max(np.abs(tau[:, 1])))

@@ -18,7 +18,6 @@ with the sampled maximum of the same response.
 import json
 import pathlib
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -27,7 +26,9 @@ from flexjax.models.clearance_arm import DURATION, clearance_arm, responses, sim
 from flexjax.plotting import _pyplot
 
 NAME = "clearance_interval"
-DESCRIPTION = "clearance arm with interval clearance and stiffness: batched envelopes + gradient search (seed 002 Fig. 8)"
+DESCRIPTION = (
+    "clearance arm with interval clearance and stiffness: batched envelopes + gradient search (seed 002 Fig. 8)"
+)
 
 BOX = Interval([0.1e-3, 20e9], [0.5e-3, 30e9], names=("clearance", "youngs"))
 H = 5e-4
@@ -81,8 +82,11 @@ def _batch_timing(batch_dir, info):
 def _figure(t, env, path, n):
     plt = _pyplot()
     fig, axes = plt.subplots(3, 2, figsize=(11, 9), sharex=True)
-    rows = (("error", "tip error", "m", ("x", "y")), ("accel", "tip acceleration", "m/s²", ("x", "y")),
-            ("torque", "torque", "N m", ("τ1", "τ2")))
+    rows = (
+        ("error", "tip error", "m", ("x", "y")),
+        ("accel", "tip acceleration", "m/s²", ("x", "y")),
+        ("torque", "torque", "N m", ("τ1", "τ2")),
+    )
     for r, (key, what, unit, comps) in enumerate(rows):
         for c in range(2):
             ax = axes[r, c]
@@ -107,7 +111,8 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     **Returns:** `n_samples`; `tip_error_upper_max` and `tip_error_lower_min` (m: the
     largest upper and the smallest lower envelope value over time and both components);
     `torque1_upper_max` (N m); `samples_per_second` (samples / run time of the batch,
-    compile excluded; a resumed run counts the chunks computed by each call), `batch_compile_time`, `batch_run_time` (s); the peak tip error
+    compile excluded; a resumed run counts the chunks computed by each call),
+    `batch_compile_time`, `batch_run_time` (s); the peak tip error
     over the search horizon: `peak_error_sampled`, `peak_error_vertex`,
     `peak_error_gradient` (m) with `gradient_argmax_clearance` (m),
     `gradient_argmax_youngs` (Pa), `gradient_evaluations`, `search_horizon` (s);
@@ -118,17 +123,33 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     n, t1 = (16, 1.0) if quick else (256, DURATION)
     horizon = SEARCH_HORIZON_QUICK if quick else SEARCH_HORIZON
     save_every = round(SAVE_DT / H)
-    result = interval_analysis(_arm_outputs(t1, save_every), BOX, n, method="lhs", seed=0, chunk_size=64,
-                               valid=lambda out: out["ok"], out_dir=out_dir / "batch", overwrite=True,
-                               progress=progress)
+    result = interval_analysis(
+        _arm_outputs(t1, save_every),
+        BOX,
+        n,
+        method="lhs",
+        seed=0,
+        chunk_size=64,
+        valid=lambda out: out["ok"],
+        out_dir=out_dir / "batch",
+        overwrite=True,
+        progress=progress,
+    )
     out, env, info = result.outputs, result.envelope, result.info
     timing = _batch_timing(out_dir / "batch", info)
     if not np.all(out["ok"]):
         raise RuntimeError(f"clearance_interval: {int(np.sum(~out['ok']))} of {n} samples failed to converge.")
     t = np.asarray(out["t"][0])
-    np.savez_compressed(out_dir / "envelopes.npz", t=t, samples=result.samples,
-                        **{f"{k}_{side}": np.asarray(getattr(env, side)[k]) for k in ("error", "accel", "torque")
-                           for side in ("lower", "upper")})
+    np.savez_compressed(
+        out_dir / "envelopes.npz",
+        t=t,
+        samples=result.samples,
+        **{
+            f"{k}_{side}": np.asarray(getattr(env, side)[k])
+            for k in ("error", "accel", "torque")
+            for side in ("lower", "upper")
+        },
+    )
     _figure(t, env, out_dir / "fig8_envelopes.png", n)
 
     # the same scalar response three ways: sampled, corners, gradient search

@@ -21,8 +21,8 @@ import numpy as np
 import flexjax as fj
 from flexjax.bodies.ancf2d import AncfBeam2D
 from flexjax.joints.ancf import AncfClamp
-from flexjax.solvers.statics import solve_static
 from flexjax.plotting import _pyplot, finish_axes
+from flexjax.solvers.statics import solve_static
 
 NAME = "elastica"
 DESCRIPTION = "ANCF cantilever (stretch measure) under a tip load, P L^2/EI = 1, 2, 5, vs the exact elastica"
@@ -123,7 +123,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     results = {n: _tips(n) for n in meshes}
     summary: dict[str, float] = {}
     tips16, shapes16 = results[ELEMENTS]
-    for a, tip in zip(ALPHAS, tips16):
+    for a, tip in zip(ALPHAS, tips16, strict=True):
         dy, dx = -tip[1] / LENGTH, 1.0 - tip[0] / LENGTH
         summary[f"tip_deflection_ratio_{a}"] = dy
         summary[f"axial_shortening_ratio_{a}"] = dx
@@ -133,21 +133,30 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         summary[f"axial_shortening_rel_error_{a}"] = dx / refs[a][1] - 1
         summary[f"tip_deflection_inextensible_{a}"] = inext[a][0]
         summary[f"axial_shortening_inextensible_{a}"] = inext[a][1]
-    errors = {n: [-t[1] / LENGTH / refs[a][0] - 1 for a, t in zip(ALPHAS, results[n][0])] for n in meshes}
+    errors = {n: [-t[1] / LENGTH / refs[a][0] - 1 for a, t in zip(ALPHAS, results[n][0], strict=True)] for n in meshes}
     for n in meshes:
         summary[f"tip_deflection_rel_error_5_n{n}"] = errors[n][ALPHAS.index(5)]
     if not quick:
         tip_gl = _tips(ELEMENTS, "green_lagrange")[0][ALPHAS.index(5)]
         summary["tip_deflection_ratio_5_green_lagrange"] = -tip_gl[1] / LENGTH
     summary.update(
-        elements=ELEMENTS, load_steps=LOAD_STEPS, length=LENGTH, youngs=YOUNGS, area=AREA,
-        second_moment=SECOND_MOMENT, ea_l2_over_ei=ea_ratio,
+        elements=ELEMENTS,
+        load_steps=LOAD_STEPS,
+        length=LENGTH,
+        youngs=YOUNGS,
+        area=AREA,
+        second_moment=SECOND_MOMENT,
+        ea_l2_over_ei=ea_ratio,
     )
 
     np.savez_compressed(
-        out_dir / "elastica.npz", alphas=np.array(ALPHAS), shapes_16=np.array(shapes16),
-        exact_x=np.array([refs[a][3] for a in ALPHAS]), exact_y=np.array([refs[a][4] for a in ALPHAS]),
-        meshes=np.array(meshes), deflection_errors=np.array([errors[n] for n in meshes]),
+        out_dir / "elastica.npz",
+        alphas=np.array(ALPHAS),
+        shapes_16=np.array(shapes16),
+        exact_x=np.array([refs[a][3] for a in ALPHAS]),
+        exact_y=np.array([refs[a][4] for a in ALPHAS]),
+        meshes=np.array(meshes),
+        deflection_errors=np.array([errors[n] for n in meshes]),
     )
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 5))
@@ -156,11 +165,26 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         ax.plot(shapes16[k][:, 0], shapes16[k][:, 1], "--", label=f"ANCF, 16 el., PL²/EI = {a}")
         ax.plot(*tips16[k], "o", ms=4)
     ax.set_aspect("equal")
-    finish_axes(fig, ax, out_dir / "elastica.png", xlabel="x [m]", ylabel="y [m]", title="cantilever under a tip load: ANCF (stretch) vs elastica", legend_size=8)
+    finish_axes(
+        fig,
+        ax,
+        out_dir / "elastica.png",
+        xlabel="x [m]",
+        ylabel="y [m]",
+        title="cantilever under a tip load: ANCF (stretch) vs elastica",
+        legend_size=8,
+    )
     fig, ax = plt.subplots(figsize=(6, 4))
     for k, a in enumerate(ALPHAS):
         ax.loglog(meshes, [abs(errors[n][k]) for n in meshes], "o-", label=f"PL²/EI = {a}")
     ax.set_xticks(list(meshes), labels=[str(n) for n in meshes])
     ax.tick_params(axis="x", which="minor", labelbottom=False)
-    finish_axes(fig, ax, out_dir / "convergence.png", xlabel="elements", ylabel="|relative error| of the tip deflection", grid_which="both")
+    finish_axes(
+        fig,
+        ax,
+        out_dir / "convergence.png",
+        xlabel="elements",
+        ylabel="|relative error| of the tip deflection",
+        grid_which="both",
+    )
     return summary

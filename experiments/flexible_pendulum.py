@@ -49,7 +49,9 @@ def run_pendulum(n: int, h: float, progress: bool = False):
     q0 = beam.straight_coordinates()
     save_every = max(1, round(SAVE_DT / h))
     solver = fj.GeneralizedAlpha(rho_inf=RHO_INF)
-    traj = fj.simulate(system, q0, jnp.zeros_like(q0), T_END, h, solver=solver, save_every=save_every, progress=progress)
+    traj = fj.simulate(
+        system, q0, jnp.zeros_like(q0), T_END, h, solver=solver, save_every=save_every, progress=progress
+    )
     return beam, traj
 
 
@@ -104,11 +106,26 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         ax.plot(xy[:, 0], xy[:, 1], label=f"t = {t[k]:.1f} s")
     ax.plot([0], [0], "ko")
     ax.set_aspect("equal")
-    finish_axes(fig, ax, out_dir / "shapes.png", xlabel="x [m]", ylabel="y [m]", title=f"very flexible pendulum, {n} ANCF elements, h = {h:g} s", legend_size=8)
+    finish_axes(
+        fig,
+        ax,
+        out_dir / "shapes.png",
+        xlabel="x [m]",
+        ylabel="y [m]",
+        title=f"very flexible pendulum, {n} ANCF elements, h = {h:g} s",
+        legend_size=8,
+    )
     fig, ax = plt.subplots(figsize=(7, 4))
     for y, label in ((kinetic, "kinetic"), (gravity, "gravity"), (elastic, "elastic"), (energy, "total")):
         ax.plot(t, y, label=label)
-    finish_axes(fig, ax, out_dir / "energy.png", xlabel="t [s]", ylabel="energy [J]", title=f"energy; max |E - E(0)| / (m g L/2) = {np.max(np.abs(energy - energy[0])) / scale:.2e}")
+    finish_axes(
+        fig,
+        ax,
+        out_dir / "energy.png",
+        xlabel="t [s]",
+        ylabel="energy [J]",
+        title=f"energy; max |E - E(0)| / (m g L/2) = {np.max(np.abs(energy - energy[0])) / scale:.2e}",
+    )
 
     return {
         "tip_x_1s": float(tip_main[0]),

@@ -78,18 +78,30 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     # sweep (Tables 4-5): modal by vmap over k, FE per k
     ks = np.asarray(K_SWEEP_QUICK if quick else K_SWEEP)
     f_sweep = np.asarray(jax.vmap(lambda k: flfj_frequencies(EI, RHO_A, LENGTH, k, NMODES))(jnp.asarray(ks)))
-    fe_sweep = np.stack([
-        beam_fe_frequencies(EI, RHO_A, LENGTH, 0.0 if np.isinf(k) else k, NMODES, N_ELEMENTS,
-                            root="clamped" if np.isinf(k) else "elastic")
-        for k in ks
-    ])
+    fe_sweep = np.stack(
+        [
+            beam_fe_frequencies(
+                EI,
+                RHO_A,
+                LENGTH,
+                0.0 if np.isinf(k) else k,
+                NMODES,
+                N_ELEMENTS,
+                root="clamped" if np.isinf(k) else "elastic",
+            )
+            for k in ks
+        ]
+    )
     nonrigid = f_sweep > 0  # k = 0: the rigid mode (0 Hz) in both models
     sweep_diff = float(np.max(np.abs(f_sweep - fe_sweep)[nonrigid] / fe_sweep[nonrigid]))
     with open(out_dir / "frequencies_vs_k.csv", "w", newline="") as fh:
         wr = csv.writer(fh)
-        wr.writerow(["k_Nm_per_rad"] + [f"f{i}_modal_Hz" for i in range(1, NMODES + 1)]
-                    + [f"f{i}_fe_Hz" for i in range(1, NMODES + 1)])
-        for k, a, b in zip(ks, f_sweep, fe_sweep):
+        wr.writerow(
+            ["k_Nm_per_rad"]
+            + [f"f{i}_modal_Hz" for i in range(1, NMODES + 1)]
+            + [f"f{i}_fe_Hz" for i in range(1, NMODES + 1)]
+        )
+        for k, a, b in zip(ks, f_sweep, fe_sweep, strict=True):
             wr.writerow([("inf" if np.isinf(k) else f"{k:g}")] + [f"{x:.8g}" for x in a] + [f"{x:.8g}" for x in b])
 
     # mode shapes at k = 1 (Fig. 6): modal vs FE nodal values
@@ -101,22 +113,45 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     fig, ax = plt.subplots(figsize=(7, 4.5))
     finite = np.isfinite(ks) & (ks > 0)
     for i in range(NMODES):
-        line, = ax.semilogx(ks[finite], f_sweep[finite, i], "-", label=f"mode {i + 1} (eq. 32)")
+        (line,) = ax.semilogx(ks[finite], f_sweep[finite, i], "-", label=f"mode {i + 1} (eq. 32)")
         ax.semilogx(ks[finite], fe_sweep[finite, i], "o", color=line.get_color(), mfc="none")
         ax.axhline(f_cant[i], color=line.get_color(), ls=":", lw=0.8)
-    finish_axes(fig, ax, out_dir / "frequencies_vs_k.png", xlabel="joint stiffness k [N m/rad]", ylabel="natural frequency [Hz]", title="FLFJ beam: eq. 32 (lines) vs FE (circles); dotted: cantilever", grid_which="both", legend_size=8)
+    finish_axes(
+        fig,
+        ax,
+        out_dir / "frequencies_vs_k.png",
+        xlabel="joint stiffness k [N m/rad]",
+        ylabel="natural frequency [Hz]",
+        title="FLFJ beam: eq. 32 (lines) vs FE (circles); dotted: cantilever",
+        grid_which="both",
+        legend_size=8,
+    )
 
     s_fine = np.linspace(0.0, 1.0, 201)
     shapes = np.asarray(transverse_modes(gamma, s_fine))
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for i in range(NMODES):
-        line, = ax.plot(s_fine * LENGTH, shapes[:, i], label=f"mode {i + 1}, {f[i]:.3f} Hz")
+        (line,) = ax.plot(s_fine * LENGTH, shapes[:, i], label=f"mode {i + 1}, {f[i]:.3f} Hz")
         ax.plot(s_nodes * LENGTH, fe_shapes[:, i], "o", ms=3, color=line.get_color(), mfc="none")
-    finish_axes(fig, ax, out_dir / "mode_shapes.png", xlabel="x [m]", ylabel="phi (normalized: mean square 1)", title=f"mode shapes, k = {K_JOINT} N m/rad: eq. 35 (lines) vs FE nodes (circles)", legend_size=8)
+    finish_axes(
+        fig,
+        ax,
+        out_dir / "mode_shapes.png",
+        xlabel="x [m]",
+        ylabel="phi (normalized: mean square 1)",
+        title=f"mode shapes, k = {K_JOINT} N m/rad: eq. 35 (lines) vs FE nodes (circles)",
+        legend_size=8,
+    )
 
     summary = {
-        "ei": EI, "rho_a": RHO_A, "length": LENGTH, "k": K_JOINT,
-        "diameter": DIAMETER, "young_modulus": YOUNG, "density": DENSITY, "n_param": EI / LENGTH,
+        "ei": EI,
+        "rho_a": RHO_A,
+        "length": LENGTH,
+        "k": K_JOINT,
+        "diameter": DIAMETER,
+        "young_modulus": YOUNG,
+        "density": DENSITY,
+        "n_param": EI / LENGTH,
     }
     for i in range(NMODES):
         summary[f"f{i + 1}"] = float(f[i])
@@ -126,10 +161,12 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     for i in range(NMODES):
         summary[f"f{i + 1}_cant"] = float(f_cant[i])
         summary[f"gamma{i + 1}"] = float(gamma[i])
-    summary.update({
-        "mode_shape_diff_max": shape_diff,
-        "sweep_freq_rel_diff_max": sweep_diff,
-        "sweep_points": int(ks.size),
-        "fe_elements": N_ELEMENTS,
-    })
+    summary.update(
+        {
+            "mode_shape_diff_max": shape_diff,
+            "sweep_freq_rel_diff_max": sweep_diff,
+            "sweep_points": int(ks.size),
+            "fe_elements": N_ELEMENTS,
+        }
+    )
     return summary

@@ -92,15 +92,30 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         ax.semilogx(ks, r_curves[j], label=f"n = EI/l = {n} N m")
     for rc in R_C:
         ax.axhline(rc, color="k", ls=":", lw=0.7)
-    finish_axes(fig, ax, out_dir / "r_vs_k.png", xlabel="joint stiffness k [N m/rad]", ylabel="r = f_FLFJ / f_cant (first mode)", title="frequency ratio vs joint stiffness (seed Fig. 8)", grid_which="both")
+    finish_axes(
+        fig,
+        ax,
+        out_dir / "r_vs_k.png",
+        xlabel="joint stiffness k [N m/rad]",
+        ylabel="r = f_FLFJ / f_cant (first mode)",
+        title="frequency ratio vs joint stiffness (seed Fig. 8)",
+        grid_which="both",
+    )
 
     # Fig. 9: k_c = P n
     n_line = np.linspace(0.0, 0.35, 50)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for i, rc in enumerate(R_C):
-        line, = ax.plot(n_line, P[i] * n_line, label=f"r_c = {rc}: k_c = {P[i]:.4f} n")
+        (line,) = ax.plot(n_line, P[i] * n_line, label=f"r_c = {rc}: k_c = {P[i]:.4f} n")
         ax.plot(n_arr, kc_num[i], "o", color=line.get_color(), mfc="none")
-    finish_axes(fig, ax, out_dir / "kc_vs_n.png", xlabel="n = EI/l [N m]", ylabel="critical stiffness k_c [N m/rad]", title="k_c vs n: closed form (lines), bisection (circles) (seed Fig. 9)")
+    finish_axes(
+        fig,
+        ax,
+        out_dir / "kc_vs_n.png",
+        xlabel="n = EI/l [N m]",
+        ylabel="critical stiffness k_c [N m/rad]",
+        title="k_c vs n: closed form (lines), bisection (circles) (seed Fig. 9)",
+    )
 
     # Fig. 10: P(r_c)
     rc_line = np.linspace(0.5, 0.995, 100 if quick else 400)
@@ -108,7 +123,15 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.semilogy(rc_line, P_line, label="eq. 53, closed form")
     ax.semilogy(R_C, P_PAPER, "s", mfc="none", label="paper")
-    finish_axes(fig, ax, out_dir / "p_vs_rc.png", xlabel="r_c", ylabel="P = k_c / n", title="P vs r_c (seed Fig. 10)", grid_which="both")
+    finish_axes(
+        fig,
+        ax,
+        out_dir / "p_vs_rc.png",
+        xlabel="r_c",
+        ylabel="P = k_c / n",
+        title="P vs r_c (seed Fig. 10)",
+        grid_which="both",
+    )
 
     summary: dict[str, float] = {"gamma1": gamma1, "n_arm": N_ARM}
     for i, rc in enumerate(R_C):
@@ -122,5 +145,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         summary[f"p_{tag}_fit"] = float(P_fit[i])
         summary[f"kc_{tag}"] = float(P[i] * N_ARM)
     summary["p_fit_rel_diff_max"] = float(np.max(np.abs(P_fit - P) / P))
-    summary["kc_linearity_rel_err_max"] = float(np.max(np.abs(kc_num - P[:, None] * n_arr[None]) / (P[:, None] * n_arr[None])))
+    summary["kc_linearity_rel_err_max"] = float(
+        np.max(np.abs(kc_num - P[:, None] * n_arr[None]) / (P[:, None] * n_arr[None]))
+    )
     return summary

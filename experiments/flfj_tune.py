@@ -42,8 +42,8 @@ import flexjax as fj
 from flexjax.control.input_shaping import Shaper
 from flexjax.control.pd import PD, CoordinateControl
 from flexjax.control.references import RestToRest
-from flexjax.tune import central_difference_check, minimize
 from flexjax.plotting import _pyplot
+from flexjax.tune import central_difference_check, minimize
 
 from .flfj_control import KD, KP, LENGTH, arm
 
@@ -82,11 +82,25 @@ def make_objective(body, t_end: float, t_window: float, dt: float = DT, solver=N
     @eqx.filter_jit
     def response(params):
         """Fixed-step closed-loop run: `(t, theta, tip, torque)`."""
-        law = PD(jnp.exp(params["log_kp"]), jnp.exp(params["log_kd"]), RestToRest(1.0, MOVE),
-                 shaper_from_half_periods(jnp.exp(params["log_h"])))
+        law = PD(
+            jnp.exp(params["log_kp"]),
+            jnp.exp(params["log_kd"]),
+            RestToRest(1.0, MOVE),
+            shaper_from_half_periods(jnp.exp(params["log_h"])),
+        )
         system = fj.System([body], [], [CoordinateControl(0, 0, law)])
-        tr = fj.simulate_ode(system, jnp.zeros(n), jnp.zeros(n), t_final, solver=solver,
-                             dt0=dt, rtol=None, ts=ts, consistent=False, throw=False)
+        tr = fj.simulate_ode(
+            system,
+            jnp.zeros(n),
+            jnp.zeros(n),
+            t_final,
+            solver=solver,
+            dt0=dt,
+            rtol=None,
+            ts=ts,
+            consistent=False,
+            throw=False,
+        )
         tip = jax.vmap(lambda q: body.deformation(q, jnp.array([LENGTH]))[0, 1])(tr.q)
         tau = jax.vmap(law)(tr.t, tr.q[:, 0], tr.v[:, 0])
         return tr.t, tr.q[:, 0], tip, tau
@@ -140,7 +154,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         axes[0].plot(t, theta, style, label=lab)
         axes[1].plot(t, 1e3 * tip, style, label=lab)
         axes[2].plot(t, tau, style, label=lab)
-    for a, yl in zip(axes, ("theta [rad]", "tip deflection [mm]", "torque [N m]")):
+    for a, yl in zip(axes, ("theta [rad]", "tip deflection [mm]", "torque [N m]"), strict=True):
         a.axvline(t_window, color="k", lw=0.5)
         a.set_xlabel("t [s]")
         a.set_ylabel(yl)
@@ -151,13 +165,22 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     plt.close(fig)
 
     summary = {
-        "objective_initial": obj0, "objective_tuned": obj1,
-        "kp": float(jnp.exp(best["log_kp"])), "kd": float(jnp.exp(best["log_kd"])),
-        "kp_initial": KP, "kd_initial": KD,
-        "grad_fd_rel_err": fd_err, "steps": steps, "window_start": t_window, "t_end": t_end,
-        "tip_rms_initial": float(np.sqrt(p0[0])), "tip_rms_tuned": float(np.sqrt(p1[0])),
-        "theta_rms_error_initial": float(np.sqrt(p0[1])), "theta_rms_error_tuned": float(np.sqrt(p1[1])),
-        "torque_rms_initial": float(np.sqrt(p0[2])), "torque_rms_tuned": float(np.sqrt(p1[2])),
+        "objective_initial": obj0,
+        "objective_tuned": obj1,
+        "kp": float(jnp.exp(best["log_kp"])),
+        "kd": float(jnp.exp(best["log_kd"])),
+        "kp_initial": KP,
+        "kd_initial": KD,
+        "grad_fd_rel_err": fd_err,
+        "steps": steps,
+        "window_start": t_window,
+        "t_end": t_end,
+        "tip_rms_initial": float(np.sqrt(p0[0])),
+        "tip_rms_tuned": float(np.sqrt(p1[0])),
+        "theta_rms_error_initial": float(np.sqrt(p0[1])),
+        "theta_rms_error_tuned": float(np.sqrt(p1[1])),
+        "torque_rms_initial": float(np.sqrt(p0[2])),
+        "torque_rms_tuned": float(np.sqrt(p1[2])),
     }
     h1 = np.exp(np.asarray(best["log_h"]))
     for i in range(h1.size):

@@ -60,7 +60,7 @@ def _contact_episodes(sol):
     if idx.size == 0:
         return []
     episodes, start = [], idx[0]
-    for a, b in zip(idx[:-1], idx[1:]):
+    for a, b in zip(idx[:-1], idx[1:], strict=True):
         if sol.t[b] - sol.t[a] > MACRO_GAP:
             episodes.append((start, a))
             start = b
@@ -153,8 +153,9 @@ def _plots(sol, system, contact, out_dir, mu):
     fig, ax = plt.subplots(figsize=(7, 4))
     for y, lab in ((kin, "kinetic"), (ela, "elastic"), (sol.energy - kin - ela, "gravity"), (sol.energy, "total")):
         ax.plot(t, y, label=lab)
-    finish_axes(fig, ax, out_dir / "energy.png", xlabel="t [s]", ylabel="energy [J]",
-                title="mechanical energy (seed Fig. 4)")
+    finish_axes(
+        fig, ax, out_dir / "energy.png", xlabel="t [s]", ylabel="energy [J]", title="mechanical energy (seed Fig. 4)"
+    )
 
     def force_plot(y, name, ylabel, title):
         fig, axes = plt.subplots(1, 2, figsize=(11, 4))
@@ -180,12 +181,26 @@ def _plots(sol, system, contact, out_dir, mu):
     anchor = sol.g_t[closed][0] if closed.any() else 0.0
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.plot(t[closed], (sol.g_t[closed] - anchor) * 1e6, ".", ms=1.5)
-    finish_axes(fig, ax, out_dir / "slip_displacement.png", xlabel="t [s]", ylabel="slip displacement [µm]",
-                title="tangential displacement of the contact pair (seed Fig. 7)", legend=False)
+    finish_axes(
+        fig,
+        ax,
+        out_dir / "slip_displacement.png",
+        xlabel="t [s]",
+        ylabel="slip displacement [µm]",
+        title="tangential displacement of the contact pair (seed Fig. 7)",
+        legend=False,
+    )
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.semilogy(t[closed], np.maximum(np.abs(sol.gd_t[closed]), 1e-16), ".", ms=1.5)
-    finish_axes(fig, ax, out_dir / "slip_velocity.png", xlabel="t [s]", ylabel="|slip velocity| [m/s]",
-                title="absolute tangential slip velocity (seed Fig. 8)", legend=False)
+    finish_axes(
+        fig,
+        ax,
+        out_dir / "slip_velocity.png",
+        xlabel="t [s]",
+        ylabel="|slip velocity| [m/s]",
+        title="absolute tangential slip velocity (seed Fig. 8)",
+        legend=False,
+    )
 
 
 def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> dict[str, float]:
@@ -202,14 +217,21 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     summary = _summary(sol, MU)
     ancf_tc, ancf_pn = _ancf_check(quick)
     summary.update(
-        wall_time=wall, paper_fixed_steps=int(round(t_end / PAPER_STEP)), ancf_first_contact_time=ancf_tc,
-        ancf_first_impulse=ancf_pn, n_modes=N_MODES, t_end=t_end, paper_first_normal_peak_time=PAPER_FIRST_PEAK,
+        wall_time=wall,
+        paper_fixed_steps=int(round(t_end / PAPER_STEP)),
+        ancf_first_contact_time=ancf_tc,
+        ancf_first_impulse=ancf_pn,
+        n_modes=N_MODES,
+        t_end=t_end,
+        paper_first_normal_peak_time=PAPER_FIRST_PEAK,
     )
     sol.save(out_dir / "impact_stick_slip.npz")
     with open(out_dir / "switches.csv", "w") as fh:
         fh.write("time_s,before,after,cause,energy_before_J,energy_after_J,p_n_Ns,p_t_Ns\n")
         for s in sol.switches:
-            fh.write(f"{s.time:.12g},{PHASE_NAMES[s.before]},{PHASE_NAMES[s.after]},{s.cause},"
-                     f"{s.energy_before:.12g},{s.energy_after:.12g},{s.p_n:.8g},{s.p_t:.8g}\n")
+            fh.write(
+                f"{s.time:.12g},{PHASE_NAMES[s.before]},{PHASE_NAMES[s.after]},{s.cause},"
+                f"{s.energy_before:.12g},{s.energy_after:.12g},{s.p_n:.8g},{s.p_t:.8g}\n"
+            )
     _plots(sol, system, contact, out_dir, MU)
     return summary

@@ -84,8 +84,16 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     runs, summary = {}, {"h": H, "t_end": t_end, "lookahead": LOOKAHEAD}
     for name, (alpha, beta) in cases.items():
         tr = flexjax.simulate_ode(
-            system, q0, v0, t_end, form=flexjax.UdwadiaKalaba(alpha, beta), solver=flexjax.RK4(),
-            dt0=H, rtol=None, ts=ts, throw=False,
+            system,
+            q0,
+            v0,
+            t_end,
+            form=flexjax.UdwadiaKalaba(alpha, beta),
+            solver=flexjax.RK4(),
+            dt0=H,
+            rtol=None,
+            ts=ts,
+            throw=False,
         )
         runs[name] = tr
         tr.save(out_dir / f"trajectory_{name}.npz")
@@ -96,12 +104,16 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         summary[f"constraint_error_max_{name}"] = float(np.max(np.where(finite, res, 0.0)))
         summary[f"nonholonomic_error_max_{name}"] = float(np.max(np.where(np.isfinite(slip) & finite, slip, 0.0)))
         summary[f"diverged_{name}"] = float(not finite.all())
-        summary[f"divergence_time_{name}"] = float(np.asarray(ts)[np.argmin(finite)]) if not finite.all() else float(t_end)
+        summary[f"divergence_time_{name}"] = (
+            float(np.asarray(ts)[np.argmin(finite)]) if not finite.all() else float(t_end)
+        )
         summary[f"amplification_{name}"] = amplification(stability.RK4, alpha, beta, H)
     summary.update(alpha_stable=stable[0], beta_stable=stable[1], alpha_unstable=unstable[0], beta_unstable=unstable[1])
     err = {k: np.asarray(models.path_error(tr.q, tr.t, lookahead=LOOKAHEAD)) for k, tr in runs.items()}
     summary["path_error_max_stable"] = float(np.max(np.abs(err["stable"])))
-    summary["drift_reduction_stable"] = summary["constraint_error_max_uncorrected"] / summary["constraint_error_max_stable"]
+    summary["drift_reduction_stable"] = (
+        summary["constraint_error_max_uncorrected"] / summary["constraint_error_max_stable"]
+    )
     _plots(out_dir, runs, err, np.asarray(ts))
     return summary
 
@@ -116,14 +128,40 @@ def _plots(out_dir, runs, err, t):
     # samples after a divergence (error >= 1 m) are not drawn, so the ellipse stays readable
     ok = {k: np.all(np.abs(e) < DIVERGED, axis=1, keepdims=True) for k, e in err.items()}
     point = {k: np.where(ok[k], err[k] + np.stack([3 * np.sin(t), -4 * np.cos(t)], axis=1), np.nan) for k in runs}
-    plot_series(t, [point[k][:, 0] for k in labels] + [3 * np.sin(t)], labels + ["theory 3 sin t"],
-                out_dir / "fig3_x.png", ylabel="x [m]", title="driven point, x (Fig. 3)")
-    plot_series(t, [np.abs(err[k][:, 0]) + 1e-16 for k in labels], labels, out_dir / "fig4_x_error.png",
-                ylabel="|x - 3 sin t| [m]", title="x error (Fig. 4)", logy=True)
-    plot_series(t, [point[k][:, 1] for k in labels] + [-4 * np.cos(t)], labels + ["theory -4 cos t"],
-                out_dir / "fig5_y.png", ylabel="y [m]", title="driven point, y (Fig. 5)")
-    plot_series(t, [np.abs(err[k][:, 1]) + 1e-16 for k in labels], labels, out_dir / "fig6_y_error.png",
-                ylabel="|y + 4 cos t| [m]", title="y error (Fig. 6)", logy=True)
+    plot_series(
+        t,
+        [point[k][:, 0] for k in labels] + [3 * np.sin(t)],
+        labels + ["theory 3 sin t"],
+        out_dir / "fig3_x.png",
+        ylabel="x [m]",
+        title="driven point, x (Fig. 3)",
+    )
+    plot_series(
+        t,
+        [np.abs(err[k][:, 0]) + 1e-16 for k in labels],
+        labels,
+        out_dir / "fig4_x_error.png",
+        ylabel="|x - 3 sin t| [m]",
+        title="x error (Fig. 4)",
+        logy=True,
+    )
+    plot_series(
+        t,
+        [point[k][:, 1] for k in labels] + [-4 * np.cos(t)],
+        labels + ["theory -4 cos t"],
+        out_dir / "fig5_y.png",
+        ylabel="y [m]",
+        title="driven point, y (Fig. 5)",
+    )
+    plot_series(
+        t,
+        [np.abs(err[k][:, 1]) + 1e-16 for k in labels],
+        labels,
+        out_dir / "fig6_y_error.png",
+        ylabel="|y + 4 cos t| [m]",
+        title="y error (Fig. 6)",
+        logy=True,
+    )
     plt = _pyplot()
 
     fig, ax = plt.subplots(figsize=(5, 6))

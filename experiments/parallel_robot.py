@@ -32,7 +32,10 @@ from flexjax.models import parallel_robot as pr
 from flexjax.plotting import _pyplot
 
 NAME = "parallel_robot"
-DESCRIPTION = "3-RRPaR robot, flexible Ti-6Al-4V ANCF rods (nu = 0.34) E = 116/10/1 GPa vs rigid: platform errors, rod stress (seed 001 Figs. 8-11)"
+DESCRIPTION = (
+    "3-RRPaR robot, flexible Ti-6Al-4V ANCF rods (nu = 0.34) E = 116/10/1 GPa vs rigid: "
+    "platform errors, rod stress (seed 001 Figs. 8-11)"
+)
 
 MODULI = {"e116": 116e9, "e10": 10e9, "e1": 1e9}
 # (E, nu) per flexible run: the rods' real material, and nu = 0 at E = 116 GPa
@@ -72,7 +75,9 @@ def run_cases(t1, h=H, progress=False, animation=None):
         vm = _von_mises(system, tr.q)
         if animation is not None and E == min(e for e, _ in CASES.values()):
             tr.animate(system, animation, fps=20, max_frames=120, title=f"3-RRPaR robot, rods E = {E / 1e9:g} GPa")
-        runs[name] = (np.asarray(tr.t),) + tuple(np.asarray(x) for x in pr.platform_response(system, tr)) + (np.asarray(vm),)
+        runs[name] = (
+            (np.asarray(tr.t),) + tuple(np.asarray(x) for x in pr.platform_response(system, tr)) + (np.asarray(vm),)
+        )
     return runs, info
 
 
@@ -93,7 +98,9 @@ def _response_figure(runs, index, what, unit, path, fig_name):
         ax.set_ylabel(f"{what} {comp} [{unit}]")
         ax = axes[c, 1]
         for name in MODULI:
-            ax.plot(t, runs[name][index][:, c] - runs["rigid"][index][:, c], lw=0.9, label=f"E = {MODULI[name] / 1e9:g} GPa")
+            ax.plot(
+                t, runs[name][index][:, c] - runs["rigid"][index][:, c], lw=0.9, label=f"E = {MODULI[name] / 1e9:g} GPa"
+            )
         ax.set_ylabel(f"error {comp} [{unit}]")
     for ax in axes.flat:
         ax.grid(True, alpha=0.3)
@@ -141,11 +148,15 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     t1 = _settings(quick)
     runs, info = run_cases(t1, progress=progress, animation=out_dir / "robot.gif")
     fields = ("t", "position", "velocity", "acceleration", "von_mises")
-    np.savez_compressed(out_dir / "runs.npz", **{f"{k}_{f}": v for k, r in runs.items() for f, v in zip(fields, r)
-                                                  if v is not None})
-    for index, what, unit, fig, file in ((1, "displacement", "m", "Fig. 8", "fig8_displacement.png"),
-                                         (2, "velocity", "m/s", "Fig. 9", "fig9_velocity.png"),
-                                         (3, "acceleration", "m/s²", "Fig. 10", "fig10_acceleration.png")):
+    np.savez_compressed(
+        out_dir / "runs.npz",
+        **{f"{k}_{f}": v for k, r in runs.items() for f, v in zip(fields, r, strict=True) if v is not None},
+    )
+    for index, what, unit, fig, file in (
+        (1, "displacement", "m", "Fig. 8", "fig8_displacement.png"),
+        (2, "velocity", "m/s", "Fig. 9", "fig9_velocity.png"),
+        (3, "acceleration", "m/s²", "Fig. 10", "fig10_acceleration.png"),
+    ):
         _response_figure(runs, index, what, unit, out_dir / file, fig)
     _stress_figure(runs, out_dir / "fig11_von_mises.png")
     circle = np.asarray(jax.vmap(pr.CirclePath())(runs["rigid"][0]))
@@ -165,6 +176,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     summary["rigid_constraint_residual"] = info["rigid_residual"]
     for name in CASES:
         summary[f"newton_iterations_mean_{name}"] = info[f"iterations_{name}"]
-    summary.update(t_end=t1, h=H, n_coordinates_rigid=info["n_coordinates_rigid"],
-                   n_constraints_rigid=info["n_constraints_rigid"])
+    summary.update(
+        t_end=t1, h=H, n_coordinates_rigid=info["n_coordinates_rigid"], n_constraints_rigid=info["n_constraints_rigid"]
+    )
     return summary

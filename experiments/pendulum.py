@@ -13,7 +13,6 @@ import flexjax
 from flexjax import models
 from flexjax.plotting import plot_series
 
-
 NAME = "pendulum"
 DESCRIPTION = "rigid bar pendulum, small-angle release: period vs theory, energy drift (generalized-alpha)"
 
@@ -94,8 +93,14 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     energy_drift_rel = float(np.max(np.abs(energy - energy[0])) / abs(energy[0]))
 
     traj.save(out_dir / "trajectory.npz")
-    plot_series(t, [theta], ["theta (simulated)"], out_dir / "angle.png", ylabel="bar angle [rad]",
-                title=f"pendulum, theta0 = {THETA0} rad, dt = {DT} s")
+    plot_series(
+        t,
+        [theta],
+        ["theta (simulated)"],
+        out_dir / "angle.png",
+        ylabel="bar angle [rad]",
+        title=f"pendulum, theta0 = {THETA0} rad, dt = {DT} s",
+    )
     traj.plot_diagnostics(out_dir / "diagnostics.png", title="pendulum: energy and constraint residuals")
 
     return {

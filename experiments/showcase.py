@@ -54,8 +54,10 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     held = fj.System([arm], [fj.coordinate_driver(0, 0, fj.ConstantRate(0.0, 0.0))])
     freqs = fj.modes(held, jnp.zeros(arm.ncoords)).frequencies
     shaper = fj.multimode_zvd(2 * jnp.pi * freqs)
-    laws = (fj.PD(flfj_control.KP, flfj_control.KD, fj.Ramp(1.0, MOVE)),
-            fj.PD(flfj_control.KP, flfj_control.KD, fj.Ramp(1.0, MOVE), shaper))
+    laws = (
+        fj.PD(flfj_control.KP, flfj_control.KD, fj.Ramp(1.0, MOVE)),
+        fj.PD(flfj_control.KP, flfj_control.KD, fj.Ramp(1.0, MOVE), shaper),
+    )
     system = fj.System([arm, arm], [], [fj.CoordinateControl(i, 0, law) for i, law in enumerate(laws)])
 
     t_shaped = MOVE + float(shaper.duration)
@@ -68,15 +70,23 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     t = np.asarray(traj.t)
     theta = [np.asarray(traj.q[:, system.body_slice(i)][:, 0]) for i in range(2)]
     tip = [np.asarray(jax.vmap(fj.BeamDeflection(system, i, LENGTH))(traj.t, traj.q, traj.v)) for i in range(2)]
-    torque = [np.asarray(jax.vmap(law)(traj.t, traj.q[:, system.body_slice(i)][:, 0],
-                                       traj.v[:, system.body_slice(i)][:, 0])) for i, law in enumerate(laws)]
+    torque = [
+        np.asarray(jax.vmap(law)(traj.t, traj.q[:, system.body_slice(i)][:, 0], traj.v[:, system.body_slice(i)][:, 0]))
+        for i, law in enumerate(laws)
+    ]
     window = t >= t_shaped + 1.0 / float(freqs[0])
     residual = [float(np.max(np.abs(w[window]))) for w in tip]
 
     traj.save(out_dir / "trajectory.npz")
     labels = ("unshaped", "ZVD, 4 modes")
-    traj.animate(system, out_dir / "arm.gif", fps=FPS, speed=2.0 if quick else 1.0, labels=list(labels),
-                 title=f"FLFJ arm, k = {K:g} N m/rad: 1 rad in {MOVE:g} s")
+    traj.animate(
+        system,
+        out_dir / "arm.gif",
+        fps=FPS,
+        speed=2.0 if quick else 1.0,
+        labels=list(labels),
+        title=f"FLFJ arm, k = {K:g} N m/rad: 1 rad in {MOVE:g} s",
+    )
     plt = _pyplot()
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
     for k, label in enumerate(labels):
@@ -94,18 +104,20 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     fig.savefig(out_dir / "response.png", dpi=120)
 
     summary = {f"f{i + 1}": float(f) for i, f in enumerate(freqs)}
-    summary.update({
-        "shaper_duration": float(shaper.duration),
-        "residual_tip_vibration_unshaped": residual[0],
-        "residual_tip_vibration_zvd": residual[1],
-        "vibration_reduction": residual[0] / residual[1],
-        "tip_deflection_max_unshaped": float(np.max(np.abs(tip[0]))),
-        "tip_deflection_max_zvd": float(np.max(np.abs(tip[1]))),
-        "theta_final_unshaped": float(theta[0][-1]),
-        "theta_final_zvd": float(theta[1][-1]),
-        "torque_max_unshaped": float(np.max(np.abs(torque[0]))),
-        "torque_max_zvd": float(np.max(np.abs(torque[1]))),
-        "k": K,
-        "t_end": float(t1),
-    })
+    summary.update(
+        {
+            "shaper_duration": float(shaper.duration),
+            "residual_tip_vibration_unshaped": residual[0],
+            "residual_tip_vibration_zvd": residual[1],
+            "vibration_reduction": residual[0] / residual[1],
+            "tip_deflection_max_unshaped": float(np.max(np.abs(tip[0]))),
+            "tip_deflection_max_zvd": float(np.max(np.abs(tip[1]))),
+            "theta_final_unshaped": float(theta[0][-1]),
+            "theta_final_zvd": float(theta[1][-1]),
+            "torque_max_unshaped": float(np.max(np.abs(torque[0]))),
+            "torque_max_zvd": float(np.max(np.abs(torque[1]))),
+            "k": K,
+            "t_end": float(t1),
+        }
+    )
     return summary

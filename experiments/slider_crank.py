@@ -16,7 +16,6 @@ import flexjax
 from flexjax import models
 from flexjax.plotting import plot_series
 
-
 NAME = "slider_crank"
 DESCRIPTION = "slider-crank at constant crank speed: slider position vs closed form, driving torque, steps/s"
 
@@ -71,10 +70,22 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     torque = -np.asarray(traj.lam)[:, -1]
 
     traj.save(out_dir / "trajectory.npz")
-    plot_series(t, [x_sim, x_exact], ["simulated", "exact"], out_dir / "slider_position.png",
-                ylabel="slider x [m]", title=f"slider-crank, omega = {OMEGA:.4g} rad/s, dt = {DT} s")
-    plot_series(t, [error], ["simulated - exact"], out_dir / "slider_error.png",
-                ylabel="slider x error [m]", title="slider position error")
+    plot_series(
+        t,
+        [x_sim, x_exact],
+        ["simulated", "exact"],
+        out_dir / "slider_position.png",
+        ylabel="slider x [m]",
+        title=f"slider-crank, omega = {OMEGA:.4g} rad/s, dt = {DT} s",
+    )
+    plot_series(
+        t,
+        [error],
+        ["simulated - exact"],
+        out_dir / "slider_error.png",
+        ylabel="slider x error [m]",
+        title="slider position error",
+    )
     traj.plot_diagnostics(out_dir / "diagnostics.png", title="slider-crank: energy and constraint residuals")
     traj.animate(system, out_dir / "mechanism.gif", fps=20, title="slider-crank")
 

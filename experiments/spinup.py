@@ -36,8 +36,8 @@ import numpy as np
 import flexjax as fj
 from flexjax.bodies.modal_beam import ModalHubBeam
 from flexjax.joints import DrivingConstraint
-from flexjax.solvers import UdwadiaKalaba
 from flexjax.plotting import _pyplot
+from flexjax.solvers import UdwadiaKalaba
 
 NAME = "spinup"
 DESCRIPTION = "Spin-up of a hub-clamped cantilever (Simo & Vu-Quoc): geometric stiffening with and without wc"
@@ -104,8 +104,18 @@ def simulate(omega_s: float, wc: bool, t_end: float = T_END, n_save: int = 601, 
     body = beam(wc, n_modes)
     system = fj.System([body], [DrivingConstraint(0, HubCoordinate(), SpinUpAngle(float(omega_s)))])
     n = body.ncoords
-    tr = fj.simulate_ode(system, jnp.zeros(n), jnp.zeros(n), t_end, form=UdwadiaKalaba(), rtol=1e-8, atol=1e-10,
-                         ts=jnp.linspace(0.0, t_end, n_save), event=TipEvent(), throw=False)
+    tr = fj.simulate_ode(
+        system,
+        jnp.zeros(n),
+        jnp.zeros(n),
+        t_end,
+        form=UdwadiaKalaba(),
+        rtol=1e-8,
+        atol=1e-10,
+        ts=jnp.linspace(0.0, t_end, n_save),
+        event=TipEvent(),
+        throw=False,
+    )
     ok = np.isfinite(np.asarray(tr.t))
     q = tr.q[ok]
     tip = np.asarray(_tips(body, q))
@@ -135,7 +145,9 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         if wc:
             summary[f"tip_deflection_final_{tag}"] = float(tip[-1])
         ax = axes[0] if wc else axes[1]
-        ax.plot(t, tip, label=f"omega_s = {w:g} rad/s" + (f" (|tip| > {DIVERGED:g} m at {t_ev:.2f} s)" if diverged else ""))
+        ax.plot(
+            t, tip, label=f"omega_s = {w:g} rad/s" + (f" (|tip| > {DIVERGED:g} m at {t_ev:.2f} s)" if diverged else "")
+        )
         rows.append((tag, t, tip))
     axes[0].set_title("with wc (geometric stiffening)")
     axes[1].set_title("without wc (linear model)")
@@ -152,6 +164,6 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     with open(out_dir / "spinup.csv", "w") as fh:
         fh.write("case,t_s,tip_m\n")
         for tag, t, tip in rows:
-            for a, b in zip(t, tip):
+            for a, b in zip(t, tip, strict=True):
                 fh.write(f"{tag},{a:.6g},{b:.8g}\n")
     return summary

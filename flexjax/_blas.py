@@ -25,8 +25,9 @@ def _loaded_scipy_openblas():
             maps = f.read()
     except OSError:
         return []
-    return sorted({line.split()[-1] for line in maps.splitlines()
-                   if "scipy.libs" in line and "openblas" in line.split()[-1]})
+    return sorted(
+        {line.split()[-1] for line in maps.splitlines() if "scipy.libs" in line and "openblas" in line.split()[-1]}
+    )
 
 
 def single_threaded_blas() -> None:
@@ -39,6 +40,6 @@ def single_threaded_blas() -> None:
     for path in _loaded_scipy_openblas():
         try:
             lib = ctypes.CDLL(path)
-            getattr(lib, "scipy_openblas_set_num_threads")(1)
+            lib.scipy_openblas_set_num_threads(1)
         except (OSError, AttributeError):
             pass

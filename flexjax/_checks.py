@@ -21,9 +21,7 @@ def is_concrete(x) -> bool:
 def check_shape(owner: str, name: str, x, shape: tuple[int, ...]) -> None:
     """Raise `ValueError` unless `jnp.shape(x) == shape`."""
     if jnp.shape(x) != shape:
-        raise ValueError(
-            f"{owner}: `{name}` must have shape {shape}, got {jnp.shape(x)}."
-        )
+        raise ValueError(f"{owner}: `{name}` must have shape {shape}, got {jnp.shape(x)}.")
 
 
 def check_positive(owner: str, name: str, x) -> None:
@@ -45,8 +43,7 @@ def check_attachment_point(owner: str, name: str, point):
     point = jnp.asarray(point, float)
     if point.ndim != 1 or point.shape[0] not in (1, 2, 3):
         raise ValueError(
-            f"{owner}: `{name}` must be a vector of 1 to 3 body-frame (or world) coordinates, got "
-            f"shape {point.shape}."
+            f"{owner}: `{name}` must be a vector of 1 to 3 body-frame (or world) coordinates, got shape {point.shape}."
         )
     check_finite(owner, name, point)
     return point
@@ -109,8 +106,11 @@ def check_points(system) -> None:
 def check_finite_leaves(system) -> None:
     """Raise `ValueError` naming the element and field of the first concrete NaN or
     infinite parameter of `system` (bodies, joints, force elements)."""
-    groups = (("body", system.bodies), ("joint", system.joints + system.velocity_constraints),
-              ("force element", system.force_elements))
+    groups = (
+        ("body", system.bodies),
+        ("joint", system.joints + system.velocity_constraints),
+        ("force element", system.force_elements),
+    )
     for kind, elements in groups:
         for k, e in enumerate(elements):
             for path, leaf in jax.tree_util.tree_leaves_with_path(e):
@@ -172,7 +172,9 @@ def warn_if_moved(owner: str, q0, v0, q, v, stacklevel: int = 3) -> None:
 def check_outputs(owner: str, outputs) -> None:
     """Raise `ValueError` unless `outputs` is `None` or a callable `fn(t, q, v)`."""
     if outputs is not None and not callable(outputs):
-        raise ValueError(f"{owner}: `outputs` must be a callable fn(t, q, v) -> pytree or None, got {type(outputs).__name__}.")
+        raise ValueError(
+            f"{owner}: `outputs` must be a callable fn(t, q, v) -> pytree or None, got {type(outputs).__name__}."
+        )
 
 
 # -- arguments of a run, checked before anything compiles -------------------------
@@ -263,8 +265,9 @@ def check_simulate_arguments(system, t0, t1, dt, save_every) -> None:
     check_count("simulate", "save_every", save_every)
     a, b, h = (_scalar("simulate", n, x) for n, x in (("t0", t0), ("t1", t1), ("dt", dt)))
     if None not in (a, b, h):
-        check_output_size("simulate", (b - a) / h / save_every, _row_floats(system),
-                          "raise save_every or shorten the run")
+        check_output_size(
+            "simulate", (b - a) / h / save_every, _row_floats(system), "raise save_every or shorten the run"
+        )
 
 
 def check_ode_arguments(owner: str, system, t0, t1, ts, dt0, rtol, atol, max_steps):

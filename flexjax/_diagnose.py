@@ -62,18 +62,33 @@ def redundancy_message(owner: str, system, J, t) -> str | None:
     if r >= m:
         return None
     rows = dependent_rows(J, r)
-    why = (f"more rows than the {J.shape[1]} coordinates" if r == len(s) else
-           f"singular value {s[r]:.3e} against the largest {s[0]:.3e}")
+    why = (
+        f"more rows than the {J.shape[1]} coordinates"
+        if r == len(s)
+        else f"singular value {s[r]:.3e} against the largest {s[0]:.3e}"
+    )
     listed = ", ".join(str(i) for i in rows[:8]) + (", ..." if len(rows) > 8 else "")
     return (
         f"{owner}: the constraints are redundant: Phi_q has rank {r} of its {m} rows at t = {float(t):.6g} s "
-        f"({why}; {'row' if len(rows) == 1 else 'rows'} {listed} {'depends' if len(rows) == 1 else 'depend'} on the others), so the Newton matrix is singular and the "
+        f"({why}; {'row' if len(rows) == 1 else 'rows'} {listed} "
+        f"{'depends' if len(rows) == 1 else 'depend'} on the others), so the Newton matrix is singular and the "
         "multipliers and motion come out wrong"
     )
 
 
-def check_start(owner: str, system, q0, v0, t0, *, consistent: bool, need_full_rank: bool,
-                remedy: str = "", warn_move: bool = True, stacklevel: int = 3) -> None:
+def check_start(
+    owner: str,
+    system,
+    q0,
+    v0,
+    t0,
+    *,
+    consistent: bool,
+    need_full_rank: bool,
+    remedy: str = "",
+    warn_move: bool = True,
+    stacklevel: int = 3,
+) -> None:
     """Checks of the initial state, before anything compiles; a no-op under a transformation.
 
     - `consistent`: warn (`ConsistencyWarning`) when the projection onto the constraints
@@ -127,9 +142,18 @@ def check_dae_start(system, solver, q0, v0, t0, consistent: bool) -> None:
     from .solvers.generalized_alpha import GeneralizedAlpha
 
     full_rank = isinstance(solver, GeneralizedAlpha) and not solver.redundant
-    check_start("simulate", system, q0, v0, t0, consistent=consistent, need_full_rank=full_rank,
-                remedy="Pass solver=GeneralizedAlpha(redundant=True) (least-squares Newton steps) or "
-                "integrate with simulate_ode(form=UdwadiaKalaba(...)).", stacklevel=5)
+    check_start(
+        "simulate",
+        system,
+        q0,
+        v0,
+        t0,
+        consistent=consistent,
+        need_full_rank=full_rank,
+        remedy="Pass solver=GeneralizedAlpha(redundant=True) (least-squares Newton steps) or "
+        "integrate with simulate_ode(form=UdwadiaKalaba(...)).",
+        stacklevel=5,
+    )
 
 
 # -- failure causes ------------------------------------------------------------

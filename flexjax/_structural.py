@@ -65,7 +65,7 @@ def _function_key(fn, seen):
 
 def _filled(cell):
     try:
-        cell.cell_contents
+        _ = cell.cell_contents
     except ValueError:  # an empty cell (a closure variable not yet assigned)
         return False
     return True

@@ -3,7 +3,8 @@ or an MP4 file (`Trajectory.animate`).
 
 Bodies are drawn as what they are: beams (`AncfBeam2D`, `AncfBeam3D`, `ModalHubBeam`)
 as their deformed centerlines (a `ModalHubBeam` with a short stroke along its hub axis),
-rigid bars as lines between their end points, triangular plates as their outline, point masses as dots, and any other body as its frame (three
+rigid bars as lines between their end points, triangular plates as their outline, point
+masses as dots, and any other body as its frame (three
 short axes at its origin). Frames are taken at the saved instants nearest to an even
 clock of `fps` frames per second of simulated time (times `speed`), so a run saved
 densely enough plays in real time. Figures are bare `matplotlib.figure.Figure`s with an
@@ -76,8 +77,13 @@ def outline(body: AbstractBody, frame_size: float = 0.1):
     return frame, "frame"
 
 
-_STYLE = {"beam": dict(lw=2.5), "bar": dict(lw=4), "plate": dict(lw=2), "point": dict(marker="o", ms=8, lw=0),
-          "frame": dict(lw=1.5)}
+_STYLE = {
+    "beam": dict(lw=2.5),
+    "bar": dict(lw=4),
+    "plate": dict(lw=2),
+    "point": dict(marker="o", ms=8, lw=0),
+    "frame": dict(lw=1.5),
+}
 
 
 def _frame_indices(t, fps, speed, max_frames):
@@ -105,8 +111,19 @@ def _writer(path: pathlib.Path, fps: int):
     raise ValueError(f"animate: `path` must end in .gif or .mp4, got {path.name!r}.")
 
 
-def animate(traj, system, path, fps: int = 30, *, speed: float = 1.0, max_frames: int = 600, title: str = "",
-            labels=None, frame_size: float | None = None, dpi: int = 80) -> pathlib.Path:
+def animate(
+    traj,
+    system,
+    path,
+    fps: int = 30,
+    *,
+    speed: float = 1.0,
+    max_frames: int = 600,
+    title: str = "",
+    labels=None,
+    frame_size: float | None = None,
+    dpi: int = 80,
+) -> pathlib.Path:
     r"""Write an animation of `traj` (a `Trajectory` of `system`) to `path`.
 
     **Arguments:**
@@ -193,7 +210,7 @@ def animate(traj, system, path, fps: int = 30, *, speed: float = 1.0, max_frames
     path.parent.mkdir(parents=True, exist_ok=True)
     with writer.saving(fig, str(path), dpi):
         for f in range(len(idx)):
-            for artist, (p, _) in zip(artists, lines):
+            for artist, (p, _) in zip(artists, lines, strict=True):
                 if dim == 3:
                     artist.set_data_3d(p[f, :, 0], p[f, :, 1], p[f, :, 2])
                 else:

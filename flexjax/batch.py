@@ -73,13 +73,17 @@ class BatchInfo(NamedTuple):
 def _leading_size(samples) -> tuple[list[np.ndarray], Any, int]:
     leaves, treedef = jax.tree_util.tree_flatten(samples)
     if not leaves:
-        raise ValueError("run_batch: `samples` has no array leaves; pass a pytree of arrays with a leading sample axis.")
+        raise ValueError(
+            "run_batch: `samples` has no array leaves; pass a pytree of arrays with a leading sample axis."
+        )
     leaves = [np.asarray(x) for x in leaves]
     sizes = {x.shape[0] if x.ndim else None for x in leaves}
     if None in sizes:
         raise ValueError("run_batch: every leaf of `samples` needs a leading sample axis; got a scalar leaf.")
     if len(sizes) != 1:
-        raise ValueError(f"run_batch: the leaves of `samples` have different leading sizes {sorted(sizes)}; they must agree.")
+        raise ValueError(
+            f"run_batch: the leaves of `samples` have different leading sizes {sorted(sizes)}; they must agree."
+        )
     n = sizes.pop()
     if n == 0:
         raise ValueError("run_batch: `samples` is empty (leading axis of size 0); pass at least one sample.")

@@ -14,10 +14,19 @@ def _parsers(names, default) -> tuple[argparse.ArgumentParser, argparse.Argument
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list the registered experiments")
     run = sub.add_parser("run", help="run one experiment and write its summary, data and plots")
-    run.add_argument("name", nargs="?", default=default, metavar="NAME",
-                     help=f"experiment to run, one of: {', '.join(names)} (default: {default})")
-    run.add_argument("--out", default="flexjax_out", metavar="DIR",
-                     help="output folder; results go to DIR/NAME/ (default: flexjax_out)")
+    run.add_argument(
+        "name",
+        nargs="?",
+        default=default,
+        metavar="NAME",
+        help=f"experiment to run, one of: {', '.join(names)} (default: {default})",
+    )
+    run.add_argument(
+        "--out",
+        default="flexjax_out",
+        metavar="DIR",
+        help="output folder; results go to DIR/NAME/ (default: flexjax_out)",
+    )
     run.add_argument("--quick", action="store_true", help="shorter simulation, for smoke tests")
     return parser, run
 

@@ -41,7 +41,7 @@ def plot_series(t, ys, labels, path, *, xlabel="t [s]", ylabel="", title="", log
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = subplots(figsize=(7, 4))
-    for y, lab in zip(ys, labels):
+    for y, lab in zip(ys, labels, strict=True):
         (ax.semilogy if logy else ax.plot)(t, y, label=lab)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

@@ -14,8 +14,8 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ._checks import check_finite_leaves, check_points, is_concrete, warn_if_moved
-from ._structural import structural
 from ._custom_types import Scalar
+from ._structural import structural
 from .bodies.base import AbstractBody
 from .forces.base import AbstractForce, AbstractStatefulForce
 from .joints.base import AbstractJoint, AbstractVelocityConstraint
@@ -155,14 +155,14 @@ class System(eqx.Module):
         """Generalized forces $Q(q, \\dot q, t)$: body internal forces plus force elements."""
         self._check_q(q)
         Q = jnp.concatenate([b.force(self._part(q, i), self._part(v, i), t) for i, b in enumerate(self.bodies)])
-        for f, idx in zip(self.force_elements, self.force_bodies):
+        for f, idx in zip(self.force_elements, self.force_bodies, strict=True):
             parts = f.force(
                 tuple(self.bodies[i] for i in idx),
                 tuple(self._part(q, i) for i in idx),
                 tuple(self._part(v, i) for i in idx),
                 t,
             )
-            for i, Qi in zip(idx, parts):
+            for i, Qi in zip(idx, parts, strict=True):
                 Q = Q.at[self.body_slice(i)].add(Qi)
         return Q
 
@@ -204,8 +204,13 @@ class System(eqx.Module):
             bj = None if c.body_j is None else self.bodies[c.body_j]
             rows.append(
                 c.velocity_constraint(
-                    self.bodies[c.body_i], self._part(q, c.body_i), self._part(v, c.body_i),
-                    bj, self._part(q, c.body_j), self._part(v, c.body_j), t,
+                    self.bodies[c.body_i],
+                    self._part(q, c.body_i),
+                    self._part(v, c.body_i),
+                    bj,
+                    self._part(q, c.body_j),
+                    self._part(v, c.body_j),
+                    t,
                 )
             )
         return jnp.concatenate([jnp.reshape(r, (-1,)) for r in rows] + [jnp.zeros((0,), q.dtype)])
@@ -285,7 +290,7 @@ class System(eqx.Module):
     def potential_energy(self, q, t) -> Scalar:
         """Elastic energy of the bodies plus the potentials of the force elements."""
         V = sum((b.potential_energy(self._part(q, i)) for i, b in enumerate(self.bodies)), jnp.zeros((), q.dtype))
-        for f, idx in zip(self.force_elements, self.force_bodies):
+        for f, idx in zip(self.force_elements, self.force_bodies, strict=True):
             V = V + f.potential_energy(tuple(self.bodies[i] for i in idx), tuple(self._part(q, i) for i in idx), t)
         return V
 
@@ -340,6 +345,7 @@ def check_projection(traj, res_q, res_v):
 
 def _project(system, q0, v0, t0, max_iter):
     """Projection of `System.consistent_state` (traceable; `_project_jit` compiled)."""
+
     def body(_, q):
         return q - _min_norm_step(system.constraints_q(q, t0), system.constraints(q, t0))
 

@@ -88,7 +88,7 @@ class Trajectory(eqx.Module):
         their pytree path strings to arrays (a single array if `outputs` was one)."""
         data = np.load(path)
         fields = {k: jnp.asarray(data[k]) for k in cls.__dataclass_fields__ if k != "outputs"}
-        outs = {k[len(_OUTPUTS):]: jnp.asarray(data[k]) for k in data.files if k.startswith(_OUTPUTS)}
+        outs = {k[len(_OUTPUTS) :]: jnp.asarray(data[k]) for k in data.files if k.startswith(_OUTPUTS)}
         fields["outputs"] = (outs[""] if list(outs) == [""] else outs) or None
         return cls(**fields)
 
@@ -144,7 +144,9 @@ def check_result(traj: Trajectory, system=None) -> Trajectory:
         if code == NEWTON_FAILED:
             step = int(np.ravel(traj.failed_step)[k])
             res = float(np.ravel(traj.failed_residual)[k])
-            advice = "reduce the step size, loosen rtol/atol or check the model (stiffness, consistent initial conditions)"
+            advice = (
+                "reduce the step size, loosen rtol/atol or check the model (stiffness, consistent initial conditions)"
+            )
             raise SolverError(
                 f"{RESULT_MESSAGES[code]} at step {step} (t = {time:.6g} s): scaled residual "
                 f"{res:.3e} (must be <= 1). " + _cause_text(causes, advice)
@@ -153,9 +155,7 @@ def check_result(traj: Trajectory, system=None) -> Trajectory:
         res = res[np.isfinite(res)]
         drift = f"; last finite max |Phi| = {res[-1]:.3e}" if res.size else ""
         advice = "reduce dt0, raise max_steps, loosen rtol/atol or check the model"
-        raise SolverError(
-            f"{RESULT_MESSAGES[code]} at t = {time:.6g} s{drift}. " + _cause_text(causes, advice)
-        )
+        raise SolverError(f"{RESULT_MESSAGES[code]} at t = {time:.6g} s{drift}. " + _cause_text(causes, advice))
     return traj
 
 

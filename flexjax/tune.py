@@ -19,14 +19,14 @@ def _box(bounds, params):
     out = []
     for side, fill, name in ((bounds[0], -np.inf, "lower"), (bounds[1], np.inf, "upper")):
         if side is None:
-            side = jax.tree_util.tree_map(lambda p: fill, params)
+            side = jax.tree_util.tree_map(lambda p, fill=fill: fill, params)
         if jax.tree_util.tree_structure(side) != treedef:
             raise ValueError(
                 f"minimize: `bounds` {name} must have the structure of the parameters, "
                 f"got {jax.tree_util.tree_structure(side)} for {treedef}."
             )
         leaves = []
-        for p, b in zip(jax.tree_util.tree_leaves(params), jax.tree_util.tree_leaves(side)):
+        for p, b in zip(jax.tree_util.tree_leaves(params), jax.tree_util.tree_leaves(side), strict=True):
             b = jnp.asarray(b, jnp.result_type(p))
             try:
                 leaves.append(jnp.broadcast_to(b, jnp.shape(p)))
@@ -37,14 +37,16 @@ def _box(bounds, params):
                 ) from None
         out.append(jax.tree_util.tree_unflatten(treedef, leaves))
     lower, upper = out
-    bad = [bool(jnp.any(lo > up)) for lo, up in zip(jax.tree_util.tree_leaves(lower), jax.tree_util.tree_leaves(upper))]
+    bad = [
+        bool(jnp.any(lo > up))
+        for lo, up in zip(jax.tree_util.tree_leaves(lower), jax.tree_util.tree_leaves(upper), strict=True)
+    ]
     if any(bad):
         raise ValueError("minimize: `bounds` has a lower bound above its upper bound.")
     return lower, upper
 
 
-def minimize(loss, params, optimizer: optax.GradientTransformation, steps: int, *, bounds=None,
-             progress: bool = False):
+def minimize(loss, params, optimizer: optax.GradientTransformation, steps: int, *, bounds=None, progress: bool = False):
     r"""Run `steps` optimizer updates on `params` (a pytree of arrays).
 
     With `bounds`, each update is followed by the projection onto the box
@@ -119,14 +121,27 @@ def central_difference_check(loss, params, direction, eps: float = 1e-5) -> floa
     r"""Relative error between the autodiff directional derivative $\nabla L \cdot d$ and
     the central difference $(L(p + \epsilon d) - L(p - \epsilon d)) / 2\epsilon$."""
     grad = eqx.filter_grad(loss)(params)
-    ad = sum(jnp.vdot(g, d) for g, d in zip(jax.tree_util.tree_leaves(grad), jax.tree_util.tree_leaves(direction)))
+    ad = sum(
+        jnp.vdot(g, d)
+        for g, d in zip(jax.tree_util.tree_leaves(grad), jax.tree_util.tree_leaves(direction), strict=True)
+    )
     shift = lambda s: jax.tree_util.tree_map(lambda p, d: p + s * d, params, direction)
     fd = (loss(shift(eps)) - loss(shift(-eps))) / (2 * eps)
     return float(jnp.abs(ad - fd) / jnp.maximum(jnp.abs(fd), jnp.finfo(jnp.float64).tiny))
 
 
-def baumgarte_objective(system, q0, v0, t1: float, h: float, *, method=None, penalty_margin: float = 0.05,
-                        penalty: float = 1e3, drift_scale: float = 1e-6):
+def baumgarte_objective(
+    system,
+    q0,
+    v0,
+    t1: float,
+    h: float,
+    *,
+    method=None,
+    penalty_margin: float = 0.05,
+    penalty: float = 1e3,
+    drift_scale: float = 1e-6,
+):
     r"""Objective for tuning Baumgarte parameters on a real simulation.
 
     $J(\log\alpha, \log\beta) = \frac{1}{s}\,\overline{|\Phi|^2} + \mu \max(\rho - (1 - m), 0)^2$:
@@ -146,8 +161,19 @@ def baumgarte_objective(system, q0, v0, t1: float, h: float, *, method=None, pen
     ts = jnp.linspace(0.0, t1, round(t1 / h) + 1)
 
     def mean_square_drift(alpha, beta):
-        tr = simulate_ode(system, q0, v0, t1, form=UdwadiaKalaba(alpha, beta), solver=RK4(), dt0=h, rtol=None,
-                          ts=ts, throw=False, consistent=False)
+        tr = simulate_ode(
+            system,
+            q0,
+            v0,
+            t1,
+            form=UdwadiaKalaba(alpha, beta),
+            solver=RK4(),
+            dt0=h,
+            rtol=None,
+            ts=ts,
+            throw=False,
+            consistent=False,
+        )
         return jnp.mean(tr.constraint_residual**2)
 
     def amplification(alpha, beta):

@@ -177,9 +177,19 @@ def test_mass_matrix_total_mass_and_moments_are_exact():
     assert ones_x @ M @ qr == pytest.approx(m * float(beam.center_of_mass(jnp.asarray(qr))[0]), rel=1e-12)
     # closed-form consistent mass of the Hermite element (x-components, one element)
     le = L / n
-    hermite_mass = RHO * A * le / 420 * np.array(
-        [[156, 22 * le, 54, -13 * le], [22 * le, 4 * le**2, 13 * le, -3 * le**2],
-         [54, 13 * le, 156, -22 * le], [-13 * le, -3 * le**2, -22 * le, 4 * le**2]]
+    hermite_mass = (
+        RHO
+        * A
+        * le
+        / 420
+        * np.array(
+            [
+                [156, 22 * le, 54, -13 * le],
+                [22 * le, 4 * le**2, 13 * le, -3 * le**2],
+                [54, 13 * le, 156, -22 * le],
+                [-13 * le, -3 * le**2, -22 * le, 4 * le**2],
+            ]
+        )
     )
     one_element = np.asarray(AncfBeam2D(le, RHO, A, I, E, 1).mass_matrix(jnp.zeros(8)))
     assert np.allclose(one_element[0::2, 0::2], hermite_mass, rtol=1e-13, atol=0)
@@ -245,11 +255,11 @@ def test_revolute_between_beams_transmits_force_but_no_moment():
     # pendulum mode has no tangent stiffness at the first Newton iteration, and full
     # Newton lands on the hanging or the inverted equilibrium depending on round-off.
     b0, b1 = AncfBeam2D(L, RHO, A, I, E, 2), AncfBeam2D(0.5, RHO, A, I, E, 2)
-    system = fj.System(
-        [b0, b1], [AncfClamp(0, 0), AncfRevolute(0, -1, 1, 0)], [fj.Gravity((0.0, -9.81), bodies=(1,))]
-    )
+    system = fj.System([b0, b1], [AncfClamp(0, 0), AncfRevolute(0, -1, 1, 0)], [fj.Gravity((0.0, -9.81), bodies=(1,))])
     d, stretch = np.array([np.sin(0.2), -np.cos(0.2)]), 1 + 1e-8
-    nodes = [np.concatenate([(L + k * 0.25 * stretch * d[0], k * 0.25 * stretch * d[1]), stretch * d]) for k in range(3)]
+    nodes = [
+        np.concatenate([(L + k * 0.25 * stretch * d[0], k * 0.25 * stretch * d[1]), stretch * d]) for k in range(3)
+    ]
     q0 = jnp.concatenate([b0.straight_coordinates(), jnp.asarray(np.concatenate(nodes))])
     sol = solve_static(system, q0, 2)
     q1 = sol.q[b0.ncoords :]

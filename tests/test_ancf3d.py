@@ -97,7 +97,7 @@ def linear_errors():
                 warnings.simplefilter("ignore")
                 beam = AncfBeam3D(L, RHO, E, SECTION, n, poisson=nu, formulation="continuum")
             tips, f = linear_cantilever(beam)
-            out[n, nu] = [t / r - 1 for t, r in zip(tips, refs)] + [f / f1 - 1]
+            out[n, nu] = [t / r - 1 for t, r in zip(tips, refs, strict=True)] + [f / f1 - 1]
     return out
 
 
@@ -153,7 +153,9 @@ def test_rigid_motion_gives_no_elastic_force_and_energy_is_objective(integration
     qr = (jnp.reshape(qd, (-1, 3)) @ R.T).reshape(-1)
     (Ud, Qd), (Ur, Qr) = _energy_and_force(beam, qd), _energy_and_force(beam, qr)
     assert float(Ur) == pytest.approx(float(Ud), rel=1e-11)
-    assert np.allclose(Qr, (jnp.reshape(Qd, (-1, 3)) @ R.T).reshape(-1), rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(Qd))))
+    assert np.allclose(
+        Qr, (jnp.reshape(Qd, (-1, 3)) @ R.T).reshape(-1), rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(Qd)))
+    )
 
 
 @pytest.mark.parametrize("formulation", ["split", "continuum"])
@@ -342,10 +344,13 @@ def test_clamp_to_rigid_body_and_split_beam_match_ground_clamp():
     ]
     force = fj.PointForce(1, jnp.array([L / 2, 0.0, 0.0]), Constant(jnp.asarray(load)))
     system = fj.System([half, half, body], joints, [force])
-    q0 = jnp.concatenate([
-        half.straight_coordinates(), half.straight_coordinates((L / 2, 0.0, 0.0)),
-        jnp.array([-0.3, 0, 0, 1.0, 0, 0, 0, 1.0, 0, 0, 0, 1.0]),
-    ])
+    q0 = jnp.concatenate(
+        [
+            half.straight_coordinates(),
+            half.straight_coordinates((L / 2, 0.0, 0.0)),
+            jnp.array([-0.3, 0, 0, 1.0, 0, 0, 0, 1.0, 0, 0, 0, 1.0]),
+        ]
+    )
     assert np.allclose(system.constraints(q0, 0.0), 0, atol=1e-15)
     q = solve_static(system, q0, 1).q
     tip = np.asarray(half.node_position(q[system.body_slice(1)], -1))

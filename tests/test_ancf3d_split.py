@@ -42,11 +42,15 @@ def _props(section):
 
 def _loaded_system(beam, force, moment, load, full=False, follower=False):
     """Cantilever clamped at node 0 with a tip force, a tip moment and a distributed load."""
-    return fj.System([beam], [AncfClamp3D(0, 0, full=full)], [
-        fj.PointForce(0, jnp.array([beam.length, 0.0, 0.0]), Constant(force)),
-        fj.AppliedMoment3D(0, Constant(moment), node=-1, follower=follower),
-        fj.DistributedLoad3D(0, load),
-    ])
+    return fj.System(
+        [beam],
+        [AncfClamp3D(0, 0, full=full)],
+        [
+            fj.PointForce(0, jnp.array([beam.length, 0.0, 0.0]), Constant(force)),
+            fj.AppliedMoment3D(0, Constant(moment), node=-1, follower=follower),
+            fj.DistributedLoad3D(0, load),
+        ],
+    )
 
 
 @eqx.filter_jit
@@ -219,7 +223,8 @@ def test_moment_force_derivatives_and_vmap_on_beam_and_rigid_body(follower):
         (fj.RigidBody3D(1.0, (0.1, 0.2, 0.3)), jnp.concatenate([jnp.array([0.1, 0.2, 0.3]), R.T.reshape(-1)]), None),
     )
     for body, q, node in cases:
-        def Q(qq, M):
+
+        def Q(qq, M, body=body, node=node):
             force = fj.AppliedMoment3D(0, Constant(M), node=node, follower=follower)
             return force.force((body,), (qq,), (qq,), 0.0)[0]
 
@@ -231,7 +236,7 @@ def test_moment_force_derivatives_and_vmap_on_beam_and_rigid_body(follower):
             fd = np.asarray((Q(q + dq, M) - Q(q - dq, M)) / 2e-6)
             assert np.allclose(jac[:, k], fd, rtol=1e-6, atol=1e-8 * np.max(np.abs(jac)))
         Ms = jnp.array([[0.3, -1.2, 0.7], [1.0, 0.0, 0.0], [-0.5, 2.0, 0.1]])
-        batched = jax.vmap(lambda m: Q(q, m))(Ms)
+        batched = jax.vmap(lambda m, Q=Q, q=q: Q(q, m))(Ms)
         assert np.allclose(batched, jnp.stack([Q(q, m) for m in Ms]), rtol=1e-13, atol=1e-15)
 
 
@@ -246,12 +251,13 @@ def test_distributed_load_equals_gravity_on_the_beam():
     assert np.allclose(Ql, Qg, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(Qg))))
     resultant = jnp.reshape(Ql, (-1, 4, 3))[:, 0].sum(0)
     assert np.allclose(resultant, L * load.load, rtol=1e-13)
-    assert float(load.potential_energy((beam,), (q,), 0.0)) == pytest.approx(-L * float(load.load @ beam.center_of_mass(q)))
+    assert float(load.potential_energy((beam,), (q,), 0.0)) == pytest.approx(
+        -L * float(load.load @ beam.center_of_mass(q))
+    )
 
 
 def test_full_clamp_holds_the_axial_gradient():
     beam = AncfBeam3D(L, RHO, E, SECTIONS["rect_1x4"], 2)
-    q = beam.straight_coordinates()
     R = jnp.asarray(rotation((0.0, 1.0, 1.0), 0.4))
     full, wall = AncfClamp3D(0, 0, rotation=R, full=True), AncfClamp3D(0, 0, rotation=R)
     qr = beam.straight_coordinates(axes=R)
@@ -259,7 +265,9 @@ def test_full_clamp_holds_the_axial_gradient():
     assert np.allclose(full.constraint(beam, qr, None, None, 0.0), 0, atol=1e-15)
     stretched = qr.at[3:6].multiply(1.01)
     assert np.allclose(wall.constraint(beam, stretched, None, None, 0.0), 0, atol=1e-15)
-    assert float(jnp.linalg.norm(full.constraint(beam, stretched, None, None, 0.0)[3:6])) == pytest.approx(0.01, rel=1e-9)
+    assert float(jnp.linalg.norm(full.constraint(beam, stretched, None, None, 0.0)[3:6])) == pytest.approx(
+        0.01, rel=1e-9
+    )
     with pytest.raises(ValueError, match="full"):
         AncfClamp3D(0, 0, full=1)
     # bending under a fully fixed root: PL^3/3EI as with the wall clamp (both within 1e-3)
@@ -322,9 +330,9 @@ def test_bad_moment_and_load_input_raises():
     with pytest.raises(ValueError, match="load"):
         fj.DistributedLoad3D(0, (1.0, 2.0))
     with pytest.raises(ValueError, match="AncfBeam3D"):
-        fj.System([fj.RigidBody3D(1.0, (0.1, 0.1, 0.1))], [], [fj.DistributedLoad3D(0, (0.0, 0.0, 1.0))]).force_elements[
-            0
-        ].force((fj.RigidBody3D(1.0, (0.1, 0.1, 0.1)),), (jnp.zeros(12),), None, 0.0)
+        fj.System(
+            [fj.RigidBody3D(1.0, (0.1, 0.1, 0.1))], [], [fj.DistributedLoad3D(0, (0.0, 0.0, 1.0))]
+        ).force_elements[0].force((fj.RigidBody3D(1.0, (0.1, 0.1, 0.1)),), (jnp.zeros(12),), None, 0.0)
 
 
 # -- large rotations: reduced versions of experiments/ancf3d_validation.py ----------------

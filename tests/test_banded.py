@@ -14,8 +14,8 @@ import flexjax as fj
 from flexjax import models
 from flexjax.forces.ancf import AncfNodeTorque, DistributedLoad
 from flexjax.forces.base import AbstractForce
-from flexjax.joints.ancf import AncfClamp, AncfPin, AncfRevolute
 from flexjax.forces.loads3d import AppliedMoment3D, DistributedLoad3D
+from flexjax.joints.ancf import AncfClamp, AncfPin, AncfRevolute
 from flexjax.joints.ancf3d import AncfClamp3D, AncfRevolute3D, AncfRigidConnection3D, AncfSpherical3D
 from flexjax.models.flexible_slider_crank import flexible_slider_crank, flexible_slider_crank_state
 from flexjax.models.parallel_robot import kinematic_state, parallel_robot
@@ -63,8 +63,8 @@ def test_factor_and_solves_equal_lapack(border, kind):
     Ar, D, x, xt = _everything(structure.from_dense(A, st), r)
     np.testing.assert_array_equal(D, A)
     np.testing.assert_allclose(Ar, A @ r, rtol=1e-14, atol=1e-13)
-    for x, ref in ((x, np.linalg.solve(A, r)), (xt, np.linalg.solve(A.T, r))):
-        assert np.max(np.abs(x - ref)) <= 1e-12 * np.max(np.abs(ref))
+    for sol, ref in ((x, np.linalg.solve(A, r)), (xt, np.linalg.solve(A.T, r))):
+        assert np.max(np.abs(sol - ref)) <= 1e-12 * np.max(np.abs(ref))
 
 
 def test_singular_is_not_finite():
@@ -78,7 +78,7 @@ def test_vmap_equals_loop():
     Js = jax.tree_util.tree_map(lambda *x: jnp.stack(x), *mats)
     R = jnp.asarray(np.random.default_rng(6).standard_normal((3, mats[0].structure.n)))
     batched = jax.jit(jax.vmap(lambda J, r: banded.solve(banded.factor(J), r)))(Js, R)
-    for J, r, x in zip(mats, R, batched):
+    for J, r, x in zip(mats, R, batched, strict=True):
         np.testing.assert_allclose(x, _everything(J, r)[2], rtol=1e-13, atol=1e-13)
     shapes = lambda F: jax.tree_util.tree_map(lambda a: (a.shape, a.dtype), F)
     assert shapes(banded.zeros(mats[0].structure)) == shapes(jax.eval_shape(banded.factor, mats[0]))
@@ -126,8 +126,10 @@ def newton_residual(system, q, v, index2=False, h=1e-3, rho_inf=0.9):
 
 def random_state(q0, v0, seed=0):
     rng = np.random.default_rng(seed)
-    return (q0 + 1e-2 * jnp.asarray(rng.standard_normal(q0.shape)),
-            v0 + 0.1 * jnp.asarray(rng.standard_normal(q0.shape)))
+    return (
+        q0 + 1e-2 * jnp.asarray(rng.standard_normal(q0.shape)),
+        v0 + 0.1 * jnp.asarray(rng.standard_normal(q0.shape)),
+    )
 
 
 def compare(system, q0, v0, index2=False, **limits):
@@ -164,25 +166,50 @@ def chain():
     shuffled body order, the tip clamped to a rigid body; every planar load type."""
     beams = [beam(10, 0.4) for _ in range(3)]
     joints = [AncfPin(0, 0), AncfRevolute(0, -1, 2, 0), AncfRevolute(2, -1, 1, 0, rigid=True), AncfClamp(1, -1, 3)]
-    forces = [fj.Gravity((0.0, -9.81)), fj.AppliedTorque(1, lambda t: 2.0, reaction_body=0),
-              fj.PointForce(1, jnp.array([0.3]), lambda t: jnp.array([1.0, 2.0])),
-              DistributedLoad(2, (0.0, 3.0)), AncfNodeTorque(0, 2, lambda t: 1.0, reaction_body=2, reaction_node=1)]
-    q0 = jnp.concatenate([beams[0].straight_coordinates(), beams[1].straight_coordinates((0.8, 0.0)),
-                          beams[2].straight_coordinates((0.4, 0.0)), jnp.array([1.2, 0.0, 0.0])])
+    forces = [
+        fj.Gravity((0.0, -9.81)),
+        fj.AppliedTorque(1, lambda t: 2.0, reaction_body=0),
+        fj.PointForce(1, jnp.array([0.3]), lambda t: jnp.array([1.0, 2.0])),
+        DistributedLoad(2, (0.0, 3.0)),
+        AncfNodeTorque(0, 2, lambda t: 1.0, reaction_body=2, reaction_node=1),
+    ]
+    q0 = jnp.concatenate(
+        [
+            beams[0].straight_coordinates(),
+            beams[1].straight_coordinates((0.8, 0.0)),
+            beams[2].straight_coordinates((0.4, 0.0)),
+            jnp.array([1.2, 0.0, 0.0]),
+        ]
+    )
     return fj.System(beams + [fj.RigidBody2D(1.0, 0.1)], joints, forces), q0, jnp.zeros_like(q0)
 
 
 def cantilever3d(n=3):
     """A clamped 3D beam continued rigidly by a second one, which a hinge holds and whose
     tip carries a rigid body on a ball joint; a moment at a node, a distributed load."""
-    beams = [fj.AncfBeam3D(0.5, 7850.0, 210e9, fj.RectangularSection(0.02, 0.01), n, formulation="continuum")
-             for _ in range(2)]  # the continuum law compiles faster than the split one; same element windows
-    joints = [AncfClamp3D(0, 0), AncfRigidConnection3D(1, 0, 0, -1), AncfSpherical3D(1, -1, 2, (0.1, 0.0, 0.0)),
-              AncfRevolute3D(1, 1, (0.0, 0.0, 1.0), None, (2 / 3, 0.0, 0.0))]
-    forces = [fj.Gravity((0.0, 0.0, -9.81)), DistributedLoad3D(0, (0.0, 10.0, 0.0)),
-              AppliedMoment3D(1, lambda t: jnp.array([0.0, 1.0, 1.0]), node=1, follower=True)]
-    q0 = jnp.concatenate([beams[0].straight_coordinates(), beams[1].straight_coordinates((0.5, 0.0, 0.0)),
-                          jnp.array([1.1, 0.0, 0.0]), jnp.eye(3).reshape(-1)])
+    beams = [
+        fj.AncfBeam3D(0.5, 7850.0, 210e9, fj.RectangularSection(0.02, 0.01), n, formulation="continuum")
+        for _ in range(2)
+    ]  # the continuum law compiles faster than the split one; same element windows
+    joints = [
+        AncfClamp3D(0, 0),
+        AncfRigidConnection3D(1, 0, 0, -1),
+        AncfSpherical3D(1, -1, 2, (0.1, 0.0, 0.0)),
+        AncfRevolute3D(1, 1, (0.0, 0.0, 1.0), None, (2 / 3, 0.0, 0.0)),
+    ]
+    forces = [
+        fj.Gravity((0.0, 0.0, -9.81)),
+        DistributedLoad3D(0, (0.0, 10.0, 0.0)),
+        AppliedMoment3D(1, lambda t: jnp.array([0.0, 1.0, 1.0]), node=1, follower=True),
+    ]
+    q0 = jnp.concatenate(
+        [
+            beams[0].straight_coordinates(),
+            beams[1].straight_coordinates((0.5, 0.0, 0.0)),
+            jnp.array([1.1, 0.0, 0.0]),
+            jnp.eye(3).reshape(-1),
+        ]
+    )
     return fj.System(beams + [fj.RigidBody3D(1.0, jnp.eye(3) * 0.01)], joints, forces), q0, jnp.zeros_like(q0)
 
 
@@ -191,17 +218,21 @@ def star(n=12):
     (a border)."""
     hub, b = fj.RigidBody2D(1.0, 0.1), beam(n, 0.6)
     joints = [fj.RevoluteJoint(0, [0.0, 0.0], None, [0.0, 0.0])] + [
-        AncfPin(1, k, 0, (0.6 * k / n, 0.0)) for k in range(n + 1)]
+        AncfPin(1, k, 0, (0.6 * k / n, 0.0)) for k in range(n + 1)
+    ]
     q0 = jnp.concatenate([jnp.zeros(3), b.straight_coordinates()])
     return fj.System([hub, b], joints, [fj.Gravity((0.0, -9.81))]), q0, jnp.zeros_like(q0)
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param((pendulum, True, {}), id="pendulum-index2"),
-    pytest.param((chain, False, {}), id="chain"),
-    pytest.param((cantilever3d, False, dict(min_size=0, lane_ratio=1)), id="cantilever3d"),
-    pytest.param((star, False, dict(min_size=0, lane_ratio=1)), id="star-border"),
-])
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param((pendulum, True, {}), id="pendulum-index2"),
+        pytest.param((chain, False, {}), id="chain"),
+        pytest.param((cantilever3d, False, dict(min_size=0, lane_ratio=1)), id="cantilever3d"),
+        pytest.param((star, False, dict(min_size=0, lane_ratio=1)), id="star-border"),
+    ],
+)
 def test_compressed_jacobian_equals_jacfwd(case):
     build, index2, limits = case
     system, q0, v0 = build()
@@ -223,10 +254,18 @@ def test_pendulum_structure_is_narrow():
     assert traced == [st] and hash(traced[0]) == hash(st)
 
 
-@pytest.mark.parametrize("build", [
-    lambda: models.slider_crank(), lambda: models.double_pendulum(), lambda: parallel_robot(rigid=True),
-    lambda: parallel_robot(), lambda: models.mobile_robot(), lambda: pendulum(4)[0],
-], ids=["slider-crank", "double-pendulum", "robot-rigid", "robot", "mobile-robot", "small-pendulum"])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: models.slider_crank(),
+        lambda: models.double_pendulum(),
+        lambda: parallel_robot(rigid=True),
+        lambda: parallel_robot(),
+        lambda: models.mobile_robot(),
+        lambda: pendulum(4)[0],
+    ],
+    ids=["slider-crank", "double-pendulum", "robot-rigid", "robot", "mobile-robot", "small-pendulum"],
+)
 def test_dense_where_banded_does_not_pay(build):
     assert structure.newton_structure(build()) is None
 

@@ -161,6 +161,6 @@ def test_batch_functions_leave_out_the_masked_samples():
     b = jnp.array([2.0, -7.0, 2.1, 2.3])
     masked = jax.vmap(lin)(x, a, b, ok)
     alone = jax.vmap(lin)(sel, a[np.asarray(ok)], b[np.asarray(ok)])
-    for got, want in zip(masked[:2], alone[:2]):  # value and slope (shared)
+    for got, want in zip(masked[:2], alone[:2], strict=True):  # value and slope (shared)
         np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
     np.testing.assert_allclose(masked[2][np.asarray(ok)], alone[2], rtol=1e-12)  # the selected samples' t

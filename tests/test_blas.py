@@ -22,18 +22,26 @@ print(ctypes.CDLL(libs[0]).scipy_openblas_get_num_threads())
 
 
 def threads(load_first: bool, env_threads: str | None) -> int:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                                            "GOTO_NUM_THREADS")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "GOTO_NUM_THREADS")
+    }
     if env_threads is not None:
         env["OPENBLAS_NUM_THREADS"] = env_threads
-    out = subprocess.run([sys.executable, "-c", SCRIPT.format(load_first=load_first)], env=env,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT.format(load_first=load_first)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     return int(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or (os.cpu_count() or 1) < 2,
-                    reason="reads /proc/self/maps; needs 2 cores for a multi-threaded default")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or (os.cpu_count() or 1) < 2,
+    reason="reads /proc/self/maps; needs 2 cores for a multi-threaded default",
+)
 def test_blas_is_single_threaded_unless_the_user_chose():
     assert threads(load_first=False, env_threads=None) == 1  # set before the library loads
     assert threads(load_first=True, env_threads=None) == 1  # loaded first: set through its function

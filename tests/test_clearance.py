@@ -24,8 +24,16 @@ GA1 = fj.GeneralizedAlpha(rho_inf=1.0)
 
 def ground_bearing(restitution=0.8, clearance=C, friction=0.0):
     """A 1 kg journal (point mass) in a bearing fixed to the ground at the origin."""
-    joint = ClearanceJoint(None, (0.0, 0.0), 0, (0.0, 0.0), journal_radius=RJ, clearance=clearance,
-                           restitution=restitution, friction=friction)
+    joint = ClearanceJoint(
+        None,
+        (0.0, 0.0),
+        0,
+        (0.0, 0.0),
+        journal_radius=RJ,
+        clearance=clearance,
+        restitution=restitution,
+        friction=friction,
+    )
     return fj.System([fj.PointMass(1.0)], force_elements=[joint])
 
 
@@ -76,8 +84,15 @@ def test_contact_time_matches_integration():
     K = lambda d: np.pi * E_STAR / 8 * np.sqrt(2 * d) * (3 * C + 2 * d) / (C + d) ** 1.5
     leave = lambda t, y: y[0]
     leave.terminal, leave.direction = True, -1
-    sol = solve_ivp(lambda t, y: [y[1], -K(max(y[0], 1e-300)) * max(y[0], 0.0) ** 1.5], [0, 1], [1e-14, V_IN],
-                    method="DOP853", rtol=1e-12, atol=1e-18, events=leave)
+    sol = solve_ivp(
+        lambda t, y: [y[1], -K(max(y[0], 1e-300)) * max(y[0], 0.0) ** 1.5],
+        [0, 1],
+        [1e-14, V_IN],
+        method="DOP853",
+        rtol=1e-12,
+        atol=1e-18,
+        events=leave,
+    )
     assert T == pytest.approx(sol.t[-1], rel=1e-4)
 
 
@@ -111,8 +126,9 @@ def pendulum_tip(clearance):
         joint = ClearanceJoint(None, (0.0, 0.0), 0, (0.0, 0.0), journal_radius=RJ, clearance=clearance)
         system = fj.System([bar], [], [fj.Gravity((0.0, -9.81)), joint])
     q0 = jnp.array([0.0, 0.0, np.sin(0.3), -np.cos(0.3)])
-    tr = fj.simulate(system, q0, jnp.zeros(4), t1=0.5, dt=1e-4, solver=fj.GeneralizedAlpha(rho_inf=0.8),
-                     save_every=5000)
+    tr = fj.simulate(
+        system, q0, jnp.zeros(4), t1=0.5, dt=1e-4, solver=fj.GeneralizedAlpha(rho_inf=0.8), save_every=5000
+    )
     return np.asarray(tr.q[-1, 2:])
 
 
@@ -147,8 +163,15 @@ def test_pid_on_rigid_rotor_matches_closed_loop_ode():
     ramp = Ramp(1.0, 1.0)
     pid = PIDJointTorque(0, None, ramp, kp, ki, kd)
     system = fj.System([fj.RigidBar2D(1.0, 1.0)], [fj.RevoluteJoint(0, (0.0, 0.0), None, (0.0, 0.0))], [pid])
-    tr = fj.simulate(system, jnp.array([0.0, 0.0, 1.0, 0.0]), jnp.zeros(4), t1=2.0, dt=1e-3,
-                     solver=fj.GeneralizedAlpha(rho_inf=0.8), save_every=100)
+    tr = fj.simulate(
+        system,
+        jnp.array([0.0, 0.0, 1.0, 0.0]),
+        jnp.zeros(4),
+        t1=2.0,
+        dt=1e-3,
+        solver=fj.GeneralizedAlpha(rho_inf=0.8),
+        save_every=100,
+    )
     theta = np.arctan2(np.asarray(tr.q[:, 3]), np.asarray(tr.q[:, 2]))
     ref = lambda t: min(max(t, 0.0), 1.0)
     rate = lambda t: 1.0 if 0 <= t < 1 else 0.0

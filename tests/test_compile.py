@@ -3,7 +3,6 @@ defined lambdas of equal code reuse the compiled programs; the persistent cache 
 compiled programs again, keeps models apart and never uses a damaged entry."""
 
 import contextlib
-import os
 import warnings
 
 import jax
@@ -94,8 +93,9 @@ def test_outputs_and_their_gradient_with_a_rebuilt_model(reference):
     h = 1e-3
     fd = (slider_x(150.0 + h) - slider_x(150.0 - h)) / (2 * h)
     assert float(g1) == pytest.approx(float(fd), rel=1e-5)
-    ode = fj.simulate_ode(fj.models.pendulum(), *fj.models.pendulum_state(0.1), 0.1, ts=jnp.linspace(0, 0.1, 5),
-                          outputs=lambda t, q, v: t)
+    ode = fj.simulate_ode(
+        fj.models.pendulum(), *fj.models.pendulum_state(0.1), 0.1, ts=jnp.linspace(0, 0.1, 5), outputs=lambda t, q, v: t
+    )
     np.testing.assert_allclose(np.asarray(ode.outputs), np.linspace(0, 0.1, 5), atol=1e-15)
 
 

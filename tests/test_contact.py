@@ -41,8 +41,9 @@ def floor(mu=MU, e=0.0, angle=0.0):
 @pytest.fixture(scope="module")
 def rod():
     """Rigid uniform rod (1 kg, 1 m) pinned at the origin; its tip meets 2x + 3y = 0."""
-    system = fj.System([fj.RigidBar2D(1.0, 1.0)], [fj.RevoluteJoint(0, [0.0, 0.0], None, [0.0, 0.0])],
-                       [fj.Gravity((0.0, -G))])
+    system = fj.System(
+        [fj.RigidBar2D(1.0, 1.0)], [fj.RevoluteJoint(0, [0.0, 0.0], None, [0.0, 0.0])], [fj.Gravity((0.0, -G))]
+    )
     contact = PointSurfaceContact(0, (1.0, 0.0), (0.0, 0.0), NORMAL, mu=MU)
 
     def state(theta0):
@@ -64,8 +65,15 @@ def rigid_contact_time(theta0):
     theta'' = -(3 g / 2 L) cos(theta); contact at theta = -atan(2/3)."""
     ev = lambda t, y: y[0] + np.arctan(2.0 / 3.0)
     ev.terminal = True
-    sol = solve_ivp(lambda t, y: [y[1], -1.5 * G * np.cos(y[0])], (0, 2), [theta0, 0.0], method="DOP853",
-                    events=ev, rtol=1e-13, atol=1e-13)
+    sol = solve_ivp(
+        lambda t, y: [y[1], -1.5 * G * np.cos(y[0])],
+        (0, 2),
+        [theta0, 0.0],
+        method="DOP853",
+        events=ev,
+        rtol=1e-13,
+        atol=1e-13,
+    )
     return float(sol.t_events[0][0])
 
 
@@ -81,7 +89,7 @@ def test_rigid_rod_first_contact_time(rod):
 def test_first_contact_time_derivative_vs_finite_differences(rod):
     _, angles, _, slopes = rod
     h = 1e-5
-    for a, slope in zip(np.asarray(angles), np.asarray(slopes)):
+    for a, slope in zip(np.asarray(angles), np.asarray(slopes), strict=True):
         fd = (rigid_contact_time(a + h) - rigid_contact_time(a - h)) / (2 * h)
         assert slope == pytest.approx(fd, rel=1e-5)
 
@@ -143,8 +151,17 @@ def test_slip_to_stick_event_vs_fine_fixed_step(particle):
     kw = dict(t1=0.6)
     ev = simulate_contact(particle, floor(), jnp.zeros(2), jnp.array([1.0, 0.0]), **kw)
     dt = 1e-5
-    fixed = simulate_contact(particle, floor(), jnp.zeros(2), jnp.array([1.0, 0.0]), rtol=None, dt0=dt,
-                             root_find=False, max_steps=1 << 16, **kw)
+    fixed = simulate_contact(
+        particle,
+        floor(),
+        jnp.zeros(2),
+        jnp.array([1.0, 0.0]),
+        rtol=None,
+        dt0=dt,
+        root_find=False,
+        max_steps=1 << 16,
+        **kw,
+    )
     t_ev = [s.time for s in ev.switches if s.cause == "reversal"]
     t_fx = [s.time for s in fixed.switches if s.cause == "reversal"]
     assert len(t_ev) == len(t_fx) == 1
@@ -168,10 +185,20 @@ def test_bad_input_raises(particle):
     with pytest.raises(ValueError, match="outside"):
         simulate_contact(system, outside, q0, jnp.zeros_like(q0), 0.1)
     with pytest.raises(ValueError, match="PointMass"):
-        simulate_contact(particle, PointSurfaceContact(0, (0.1, 0.0), (0.0, 0.0), (0.0, 1.0)),
-                         jnp.array([0.0, 1.0]), jnp.zeros(2), 0.1)
+        simulate_contact(
+            particle,
+            PointSurfaceContact(0, (0.1, 0.0), (0.0, 0.0), (0.0, 1.0)),
+            jnp.array([0.0, 1.0]),
+            jnp.zeros(2),
+            0.1,
+        )
     with pytest.raises(ValueError, match="body 3"):
-        simulate_contact(particle, PointSurfaceContact(3, (0.0, 0.0), (0.0, 0.0), (0.0, 1.0)),
-                         jnp.array([0.0, 1.0]), jnp.zeros(2), 0.1)
+        simulate_contact(
+            particle,
+            PointSurfaceContact(3, (0.0, 0.0), (0.0, 0.0), (0.0, 1.0)),
+            jnp.array([0.0, 1.0]),
+            jnp.zeros(2),
+            0.1,
+        )
     with pytest.raises(ValueError, match="inside the surface"):
         simulate_contact(particle, floor(), jnp.array([0.0, -0.1]), jnp.zeros(2), 0.1)

@@ -22,8 +22,19 @@ from flexjax.control import (
     zvd,
 )
 
-NAMES = ("PD", "CoordinateControl", "PIDJointTorque", "Shaper", "zvd", "multimode_zvd", "Ramp", "RestToRest",
-         "SmoothStart", "Cycloidal", "Trapezoidal")
+NAMES = (
+    "PD",
+    "CoordinateControl",
+    "PIDJointTorque",
+    "Shaper",
+    "zvd",
+    "multimode_zvd",
+    "Ramp",
+    "RestToRest",
+    "SmoothStart",
+    "Cycloidal",
+    "Trapezoidal",
+)
 
 
 def test_control_names_are_exported_from_the_package_and_the_top_level():
@@ -80,8 +91,11 @@ def test_trapezoidal_closed_form():
 
 @pytest.mark.parametrize(
     "make",
-    [lambda p: SmoothStart(p[0], p[1], 0.1, 0.2), lambda p: Cycloidal(p[0], p[1], 0.1, 0.2),
-     lambda p: Trapezoidal(p[0], p[1], 0.3, 0.1, 0.2)],
+    [
+        lambda p: SmoothStart(p[0], p[1], 0.1, 0.2),
+        lambda p: Cycloidal(p[0], p[1], 0.1, 0.2),
+        lambda p: Trapezoidal(p[0], p[1], 0.3, 0.1, 0.2),
+    ],
     ids=["smooth_start", "cycloidal", "trapezoidal"],
 )
 def test_profile_gradients_match_central_differences_and_vmap_matches_loop(make):
@@ -101,8 +115,9 @@ def test_profile_gradients_match_central_differences_and_vmap_matches_loop(make)
 
 
 def _driven_bar(profile):
-    system = fj.System([RigidBar2D(1.0, 1.0)], [fj.RevoluteJoint(0, [0.0, 0.0], None, [0.0, 0.0]),
-                                                 fj.AngleDriver(0, None, profile)])
+    system = fj.System(
+        [RigidBar2D(1.0, 1.0)], [fj.RevoluteJoint(0, [0.0, 0.0], None, [0.0, 0.0]), fj.AngleDriver(0, None, profile)]
+    )
     return system
 
 
@@ -126,9 +141,13 @@ def test_smooth_start_drives_a_bar_and_differentiates_through_the_simulation():
 
 @pytest.mark.parametrize(
     "call, field",
-    [(lambda: SmoothStart(1.0, 0.0), "ramp_time"), (lambda: Cycloidal(1.0, -1.0), "duration"),
-     (lambda: Trapezoidal(1.0, 1.0, accel_fraction=0.7), "accel_fraction"),
-     (lambda: Trapezoidal(jnp.ones(2), 1.0), "amplitude"), (lambda: SmoothStart(jnp.nan, 1.0), "speed")],
+    [
+        (lambda: SmoothStart(1.0, 0.0), "ramp_time"),
+        (lambda: Cycloidal(1.0, -1.0), "duration"),
+        (lambda: Trapezoidal(1.0, 1.0, accel_fraction=0.7), "accel_fraction"),
+        (lambda: Trapezoidal(jnp.ones(2), 1.0), "amplitude"),
+        (lambda: SmoothStart(jnp.nan, 1.0), "speed"),
+    ],
 )
 def test_bad_profile_parameters_raise_value_error_naming_the_field(call, field):
     with pytest.raises(ValueError, match=field):

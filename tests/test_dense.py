@@ -47,8 +47,13 @@ def test_inverse_and_solve_vmapped_equal_lapack():
     keys = jax.random.split(jax.random.PRNGKey(3), 5)
     A = jax.jit(jax.vmap(saddle_point))(keys)
     b = jax.random.normal(jax.random.PRNGKey(4), (5, 8))
-    inv, sol, shared = jax.jit(lambda A, b: (jax.vmap(dense.inverse)(A), jax.vmap(dense.solve)(A, b),
-                                             jax.vmap(dense.solve, (None, 0))(A[0], b)))(A, b)
+    inv, sol, shared = jax.jit(
+        lambda A, b: (
+            jax.vmap(dense.inverse)(A),
+            jax.vmap(dense.solve)(A, b),
+            jax.vmap(dense.solve, (None, 0))(A[0], b),
+        )
+    )(A, b)
     np.testing.assert_allclose(inv, np.linalg.inv(A), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(sol, np.linalg.solve(A, b[..., None])[..., 0], rtol=1e-10)
     # one matrix, many right-hand sides

@@ -39,7 +39,10 @@ def test_site_builds_strict(tmp_path):
     pytest.importorskip("mkdocstrings_handlers.python")
     run = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert run.returncode == 0, run.stdout + run.stderr
     api = (tmp_path / "api" / "control" / "index.html").read_text()

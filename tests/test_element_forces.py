@@ -62,7 +62,7 @@ def test_planar_force_columns_equal_the_energy_gradient_single_and_batched():
         "length and q": ((None, 0, 0), lambda i: (beam.youngs, lengths[i], qs[i])),
     }
     for name, (axes, args) in cases.items():
-        batched_args = [a if ax is None else b for a, ax, b in zip(args(0), axes, (es, lengths, qs))]
+        batched_args = [a if ax is None else b for a, ax, b in zip(args(0), axes, (es, lengths, qs), strict=True)]
         got = jax.jit(jax.vmap(force, axes))(*batched_args)
         want = jnp.stack([reference(*args(i)) for i in range(5)])
         scale = float(jnp.max(jnp.abs(want)))

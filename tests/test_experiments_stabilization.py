@@ -18,9 +18,17 @@ def robot_summary(tmp_path_factory):
 
 def test_mobile_robot_summary(robot_summary):
     s = robot_summary
-    for key in ("h", "alpha_stable", "beta_stable", "alpha_unstable", "beta_unstable",
-                "constraint_error_max_uncorrected", "constraint_error_max_stable",
-                "constraint_error_max_unstable", "path_error_max_stable"):
+    for key in (
+        "h",
+        "alpha_stable",
+        "beta_stable",
+        "alpha_unstable",
+        "beta_unstable",
+        "constraint_error_max_uncorrected",
+        "constraint_error_max_stable",
+        "constraint_error_max_unstable",
+        "path_error_max_stable",
+    ):
         assert key in s
     assert s["h"] == 0.1
     assert s["amplification_stable"] < 1.0 < s["amplification_unstable"]

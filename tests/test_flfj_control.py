@@ -66,8 +66,17 @@ def test_tune_decreases_objective():
 @pytest.mark.slow
 def test_tune_quick_run(tmp_path):
     s = check_summary(flfj_tune.run(tmp_path, quick=True))
-    for key in ("objective_initial", "objective_tuned", "kp", "kd", "grad_fd_rel_err",
-                "shaper_time_1", "shaper_time_2", "shaper_time_3", "shaper_time_4"):
+    for key in (
+        "objective_initial",
+        "objective_tuned",
+        "kp",
+        "kd",
+        "grad_fd_rel_err",
+        "shaper_time_1",
+        "shaper_time_2",
+        "shaper_time_3",
+        "shaper_time_4",
+    ):
         assert key in s
     assert s["objective_tuned"] <= s["objective_initial"]
     assert s["grad_fd_rel_err"] < 1e-4

@@ -105,8 +105,9 @@ def test_modal_frequencies_match_finite_elements(k):
     assert np.max(np.abs(f - f_fe) / f_fe) < 5e-3  # the required accuracy (0.5 %)
     assert np.max(np.abs(f - f_fe) / f_fe) < 1e-5  # what 40 cubic elements actually give
     # the numpy (Cholesky) solver of the experiments gives the same (rigid mode: round-off)
-    assert np.allclose(beam_fe_frequencies(EI, RHO_A, L, k, 4, 40), np.sqrt(np.maximum(lam, 0)) / (2 * np.pi),
-                       rtol=1e-9, atol=1e-3)
+    assert np.allclose(
+        beam_fe_frequencies(EI, RHO_A, L, k, 4, 40), np.sqrt(np.maximum(lam, 0)) / (2 * np.pi), rtol=1e-9, atol=1e-3
+    )
 
 
 def test_clamped_finite_elements_match_cantilever():
@@ -275,8 +276,9 @@ def test_free_hub_linearization_matches_finite_element_arm():
     assert f[0] == pytest.approx(0, abs=1e-6)  # free rotation
     assert np.allclose(f[1:4], f_fe[1:4], rtol=1e-6)
     clamped = ModalHubBeam(J_HUB, L, RHO_A, EA, EI, n_axial=0, n_transverse=4, root="clamped")
-    assert np.allclose(_linear_frequencies(clamped)[1:4], _fe_frequencies(hub_inertia=J_HUB, root="clamped")[1:4],
-                       rtol=2e-6)
+    assert np.allclose(
+        _linear_frequencies(clamped)[1:4], _fe_frequencies(hub_inertia=J_HUB, root="clamped")[1:4], rtol=2e-6
+    )
 
 
 def test_spong_arm_is_the_same_physics_in_a_poorer_basis():
@@ -322,7 +324,9 @@ def test_energy_and_angular_momentum_are_conserved(free_run):
 
 def test_joint_damping_dissipates(free_run):
     b, tr = free_run
-    damped = eqx.tree_at(lambda x: x.c, b, jnp.asarray(0.05, float))  # same dtype: no recompilation  # c does not enter the modes: tree_at is fine
+    damped = eqx.tree_at(
+        lambda x: x.c, b, jnp.asarray(0.05, float)
+    )  # same dtype: no recompilation  # c does not enter the modes: tree_at is fine
     trd = fj.simulate_ode(fj.System([damped]), tr.q[0], tr.v[0], 2.0, rtol=1e-10, atol=1e-12, ts=tr.t)
     e = np.asarray(trd.energy)
     assert np.all(np.diff(e) < 1e-14)
@@ -336,8 +340,17 @@ def test_gradient_of_final_coordinate_matches_finite_difference():
 
     def final(ei):
         b = ModalHubBeam(J_HUB, L, RHO_A, EA, ei, k=1.0, n_axial=0, n_transverse=3)
-        tr = fj.simulate_ode(fj.System([b]), q0, v0, 0.5, rtol=None, dt0=2e-3, ts=jnp.array([0.5]),
-                             adjoint=diffrax.ForwardMode(), consistent=False)
+        tr = fj.simulate_ode(
+            fj.System([b]),
+            q0,
+            v0,
+            0.5,
+            rtol=None,
+            dt0=2e-3,
+            ts=jnp.array([0.5]),
+            adjoint=diffrax.ForwardMode(),
+            consistent=False,
+        )
         return tr.q[-1, 1]
 
     jvp = lambda ei: jax.jvp(final, (ei,), (jnp.ones(()),))

@@ -24,8 +24,15 @@ def double_pendulum():
 def reference(double_pendulum):
     system, q0, v0 = double_pendulum
     ref = fj.simulate_ode(
-        system, q0, v0, 1.0, form=fj.UdwadiaKalaba(), solver=diffrax.Dopri8(),
-        rtol=1e-13, atol=1e-13, ts=jnp.array([0.0, 1.0]),
+        system,
+        q0,
+        v0,
+        1.0,
+        form=fj.UdwadiaKalaba(),
+        solver=diffrax.Dopri8(),
+        rtol=1e-13,
+        atol=1e-13,
+        ts=jnp.array([0.0, 1.0]),
     )
     return ref.q[-1]
 
@@ -111,7 +118,9 @@ def test_slider_crank_matches_closed_form():
     assert float(jnp.max(tr.constraint_residual)) < 1e-10
     # slider velocity: derivative of the closed form, d/dt x(omega t)
     h = 1e-6
-    v_exact = (models.slider_position_exact(2 * np.pi * (tr.t + h)) - models.slider_position_exact(2 * np.pi * (tr.t - h))) / (2 * h)
+    v_exact = (
+        models.slider_position_exact(2 * np.pi * (tr.t + h)) - models.slider_position_exact(2 * np.pi * (tr.t - h))
+    ) / (2 * h)
     # index-3: velocities are second-order accurate, not exact (O(h^2) ~ 1e-5 here)
     assert float(jnp.max(jnp.abs(tr.v[:, 8] - v_exact))) < 1e-4
 

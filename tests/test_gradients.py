@@ -21,8 +21,16 @@ Q0 = jnp.array([0.0, 0.0, np.sin(0.3), -np.cos(0.3)])
 
 
 def ga_tip_x(k, rho, newton="auto"):
-    tr = fj.simulate(spring_pendulum(k), Q0, jnp.zeros(4), 0.5, 1e-3, save_every=500,
-                     solver=fj.GeneralizedAlpha(rho_inf=rho, newton=newton), consistent=False)
+    tr = fj.simulate(
+        spring_pendulum(k),
+        Q0,
+        jnp.zeros(4),
+        0.5,
+        1e-3,
+        save_every=500,
+        solver=fj.GeneralizedAlpha(rho_inf=rho, newton=newton),
+        consistent=False,
+    )
     return tr.q[-1, 2]
 
 
@@ -49,8 +57,17 @@ def test_generalized_alpha_gradient_matches_finite_differences():
 @pytest.mark.parametrize("form_cls", [fj.Baumgarte, fj.UdwadiaKalaba], ids=["baumgarte", "uk"])
 def test_ode_gradient_matches_finite_differences(form_cls):
     def tip_x(k, alpha):
-        tr = fj.simulate_ode(spring_pendulum(k), Q0, jnp.zeros(4), 0.5, form=form_cls(alpha, 5.0),
-                             ts=jnp.array([0.0, 0.5]), rtol=1e-12, atol=1e-12, consistent=False)
+        tr = fj.simulate_ode(
+            spring_pendulum(k),
+            Q0,
+            jnp.zeros(4),
+            0.5,
+            form=form_cls(alpha, 5.0),
+            ts=jnp.array([0.0, 0.5]),
+            rtol=1e-12,
+            atol=1e-12,
+            consistent=False,
+        )
         return tr.q[-1, 2]
 
     k, alpha = 5.0, 5.0
@@ -89,8 +106,17 @@ def test_gradient_with_respect_to_initial_state_is_finite_and_correct():
 
 
 def _tip_x(k, steps, checkpoint):
-    tr = fj.simulate(spring_pendulum(k), Q0, jnp.zeros(4), steps * 1e-3, 1e-3, save_every=steps,
-                     solver=fj.GeneralizedAlpha(rho_inf=0.8), consistent=False, checkpoint=checkpoint)
+    tr = fj.simulate(
+        spring_pendulum(k),
+        Q0,
+        jnp.zeros(4),
+        steps * 1e-3,
+        1e-3,
+        save_every=steps,
+        solver=fj.GeneralizedAlpha(rho_inf=0.8),
+        consistent=False,
+        checkpoint=checkpoint,
+    )
     return tr.q[-1, 2]
 
 

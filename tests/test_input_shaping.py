@@ -47,9 +47,16 @@ def test_shaped_step_leaves_an_undamped_oscillator_at_rest():
     # integrate piecewise between impulses so the discontinuities are steps' edges
     y = jnp.zeros(2)
     edges = list(np.asarray(s.times)) + [t_end]
-    for a, b in zip(edges[:-1], edges[1:]):
-        sol = diffrax.diffeqsolve(diffrax.ODETerm(f), diffrax.Dopri8(), a + 1e-12, b, 1e-3, y,
-                                  stepsize_controller=diffrax.PIDController(rtol=1e-12, atol=1e-12))
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        sol = diffrax.diffeqsolve(
+            diffrax.ODETerm(f),
+            diffrax.Dopri8(),
+            a + 1e-12,
+            b,
+            1e-3,
+            y,
+            stepsize_controller=diffrax.PIDController(rtol=1e-12, atol=1e-12),
+        )
         y = sol.ys[-1]
     assert np.allclose(y, [1.0, 0.0], atol=1e-8)
 
@@ -79,8 +86,9 @@ def test_pd_controlled_rotor_reaches_the_target():
     kd = 2 * np.sqrt(kp * J)
     law = PD(kp, kd, RestToRest(1.0, 1.0), shaper=zvd(10.0))
     body = fj.RigidBody2D(1.0, J)
-    system = fj.System([body], [fj.DrivingConstraint(0, lambda q: q[0:2], lambda t: jnp.zeros(2), 2)],
-                       [CoordinateControl(0, 2, law)])
+    system = fj.System(
+        [body], [fj.DrivingConstraint(0, lambda q: q[0:2], lambda t: jnp.zeros(2), 2)], [CoordinateControl(0, 2, law)]
+    )
     tr = fj.simulate_ode(system, jnp.zeros(3), jnp.zeros(3), 4.0, ts=jnp.array([0.0, 4.0]), rtol=1e-10, atol=1e-12)
     assert float(tr.q[-1, 2]) == pytest.approx(1.0, abs=1e-6)
     assert float(law.target(0.5)) < float(RestToRest(1.0, 1.0)(0.5))  # the shaper delays the move

@@ -141,8 +141,11 @@ def test_similarity_order_follows_the_principal_axis():
     t = rng.permutation(40) / 40.0
     # two anti-correlated columns of different units, small noise off the line, an
     # integer leaf and a constant column that must not count
-    s = {"p": np.stack([1e9 * (1 + t), 5.0 - 2.0 * t + 1e-3 * rng.standard_normal(40)], axis=1),
-         "k": rng.integers(0, 100, 40), "c": np.full(40, 7.0)}
+    s = {
+        "p": np.stack([1e9 * (1 + t), 5.0 - 2.0 * t + 1e-3 * rng.standard_normal(40)], axis=1),
+        "k": rng.integers(0, 100, 40),
+        "c": np.full(40, 7.0),
+    }
     order = similarity_order(s)
     assert sorted(order.tolist()) == list(range(40))
     key = t[order]
@@ -242,8 +245,14 @@ _MULTI_DEVICE = textwrap.dedent(
 def test_four_host_devices_equal_one(tmp_path, loop_reference):
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
     result = tmp_path / "multi.npz"
-    proc = subprocess.run([sys.executable, "-c", _MULTI_DEVICE, str(REPO), str(result)], check=False, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", _MULTI_DEVICE, str(REPO), str(result)],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     data = np.load(result)
     assert (int(data["ndev"]), int(data["chunk"]), int(data["nchunks"])) == (4, 4, 2)

@@ -68,13 +68,17 @@ def test_ancf3d_matches_dense(n, section):
     assert _agrees(body, q, _random(body.ncoords, n)) < 1e-13
 
 
-@pytest.mark.parametrize("body", [
-    fj.RigidBody2D(1.5, 0.02),
-    fj.RigidBar2D(0.7, 0.4),
-    fj.RigidBody3D(2.0, ((0.1, 0.01, 0.0), (0.01, 0.2, 0.0), (0.0, 0.0, 0.3))),
-    fj.PointMass(0.3, dim=3),
-    ModalHubBeam(0.002, 1.0, 0.0247, 6.5e5, 0.16, k=1.0, n_axial=1, n_transverse=3),
-], ids=lambda b: type(b).__name__)
+@pytest.mark.parametrize(
+    "body",
+    [
+        fj.RigidBody2D(1.5, 0.02),
+        fj.RigidBar2D(0.7, 0.4),
+        fj.RigidBody3D(2.0, ((0.1, 0.01, 0.0), (0.01, 0.2, 0.0), (0.0, 0.0, 0.3))),
+        fj.PointMass(0.3, dim=3),
+        ModalHubBeam(0.002, 1.0, 0.0247, 6.5e5, 0.16, k=1.0, n_axial=1, n_transverse=3),
+    ],
+    ids=lambda b: type(b).__name__,
+)
 def test_other_bodies_match_dense(body):
     q = 0.3 * _random(body.ncoords, 1)  # the modal beam's mass depends on q
     assert _agrees(body, q, _random(body.ncoords, 2)) < 1e-13
@@ -95,10 +99,16 @@ def _weighted(body, q, a, w, how):
     return w @ product
 
 
-@pytest.mark.parametrize("make, name", [
-    (lambda: beam2d(6), "rho"), (lambda: beam2d(6), "length"), (lambda: beam2d(6), "area"),
-    (lambda: beam3d(3), "rho"), (lambda: beam3d(3), "length"),
-])
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda: beam2d(6), "rho"),
+        (lambda: beam2d(6), "length"),
+        (lambda: beam2d(6), "area"),
+        (lambda: beam3d(3), "rho"),
+        (lambda: beam3d(3), "length"),
+    ],
+)
 def test_parameter_gradient_matches_dense(make, name):
     body = make()
     q, a, w = _random(body.ncoords, 6), _random(body.ncoords, 7), _random(body.ncoords, 8)
@@ -119,7 +129,7 @@ def test_vmap_over_rho_and_vectors_matches_loop(make):
     A = jnp.stack([_random(body.ncoords, 10 + k) for k in range(3)])
     product = lambda rho, a: eqx.tree_at(lambda b: b.rho, body, rho).mass_product(q, a)
     batched = jax.vmap(product)(rhos, A)
-    loop = jnp.stack([product(r, a) for r, a in zip(rhos, A)])
+    loop = jnp.stack([product(r, a) for r, a in zip(rhos, A, strict=True)])
     assert _rel(batched, loop) < 1e-14
     shared = jax.vmap(product, (0, None))(rhos, A[0])  # one vector, batched parameters
     assert _rel(shared, jnp.stack([product(r, A[0]) for r in rhos])) < 1e-14

@@ -61,8 +61,9 @@ def test_pendulum_frequency_gradient_and_vmap():
     assert float(grad) == pytest.approx(float(fd), rel=1e-7)
     assert float(grad) == pytest.approx(exact, rel=1e-10)
     lengths = jnp.array([0.5, 1.0, 2.0])
-    np.testing.assert_allclose(jax.vmap(pendulum_frequency)(lengths), [pendulum_frequency(x) for x in lengths],
-                               rtol=1e-13)
+    np.testing.assert_allclose(
+        jax.vmap(pendulum_frequency)(lengths), [pendulum_frequency(x) for x in lengths], rtol=1e-13
+    )
 
 
 @pytest.fixture(scope="module")

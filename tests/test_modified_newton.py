@@ -100,8 +100,16 @@ def test_shared_matrix_batch_equals_per_sample_runs(both, batched):
 
 def tip_x(youngs, newton, **options):
     system, q0 = pendulum(youngs)
-    tr = fj.simulate(system, q0, jnp.zeros_like(q0), 0.05, H, save_every=50,
-                     solver=fj.GeneralizedAlpha(rho_inf=0.8, newton=newton, **options), consistent=False)
+    tr = fj.simulate(
+        system,
+        q0,
+        jnp.zeros_like(q0),
+        0.05,
+        H,
+        save_every=50,
+        solver=fj.GeneralizedAlpha(rho_inf=0.8, newton=newton, **options),
+        consistent=False,
+    )
     return tr.q[-1, -4]
 
 
@@ -156,7 +164,9 @@ def test_refined_solve_batch_falls_back_together():
     J, P, y = jax.vmap(lambda k, p: _random_system(k, perturbation=p))(keys, jnp.array([1e-5, 0.5, 1e-5]))
     x, xt = jax.vmap(_refined_both)(J, P, y)
     np.testing.assert_allclose(x, jnp.linalg.solve(J, y[..., None])[..., 0], rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(xt, jnp.linalg.solve(jnp.swapaxes(J, 1, 2), y[..., None])[..., 0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        xt, jnp.linalg.solve(jnp.swapaxes(J, 1, 2), y[..., None])[..., 0], rtol=1e-12, atol=1e-14
+    )
 
 
 def _cubic_root(p, c):
@@ -229,10 +239,14 @@ def test_batch_linearized_is_the_first_order_expansion_across_the_batch():
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [(dict(newton="quasi"), "newton"), (dict(contraction_max=1.0), "contraction_max"),
-     (dict(reuse_iterations=0), "reuse_iterations"), (dict(tangent_refinements=-1), "tangent_refinements"),
-     (dict(newton="full", shared_matrix=True), "shared_matrix"),
-         (dict(newton="full", corotate=True), "corotate")],
+    [
+        (dict(newton="quasi"), "newton"),
+        (dict(contraction_max=1.0), "contraction_max"),
+        (dict(reuse_iterations=0), "reuse_iterations"),
+        (dict(tangent_refinements=-1), "tangent_refinements"),
+        (dict(newton="full", shared_matrix=True), "shared_matrix"),
+        (dict(newton="full", corotate=True), "corotate"),
+    ],
 )
 def test_bad_newton_options_raise(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -279,11 +293,15 @@ def test_rotation_fit_recovers_the_angle():
     # the kept matrix turned tile by tile: T M T^T for each of its blocks side by side,
     # and turned back by the opposite angle
     M = jnp.asarray(np.random.default_rng(4).standard_normal((6, 12)))
-    np.testing.assert_allclose(_rotate_matrix(_rotate_matrix(M, np.cos(0.4), np.sin(0.4)), np.cos(0.4), -np.sin(0.4)),
-                               M, atol=1e-14)
+    np.testing.assert_allclose(
+        _rotate_matrix(_rotate_matrix(M, np.cos(0.4), np.sin(0.4)), np.cos(0.4), -np.sin(0.4)), M, atol=1e-14
+    )
     T = _turn_matrix(6, 0.9)
-    np.testing.assert_allclose(_rotate_matrix(M, np.cos(0.9), np.sin(0.9)),
-                               jnp.concatenate([T @ M[:, :6] @ T.T, T @ M[:, 6:] @ T.T], axis=1), atol=1e-14)
+    np.testing.assert_allclose(
+        _rotate_matrix(M, np.cos(0.9), np.sin(0.9)),
+        jnp.concatenate([T @ M[:, :6] @ T.T, T @ M[:, 6:] @ T.T], axis=1),
+        atol=1e-14,
+    )
 
 
 STIFF = 1e9  # the pendulum nearly rigid: it swings without deforming much
@@ -291,8 +309,10 @@ STIFF = 1e9  # the pendulum nearly rigid: it swings without deforming much
 
 @pytest.fixture(scope="module")
 def stiff_runs():
-    return {args: run(STIFF, *args) for args in (("full", False, False), ("modified", False, False),
-                                                 ("modified", False, True))}
+    return {
+        args: run(STIFF, *args)
+        for args in (("full", False, False), ("modified", False, False), ("modified", False, True))
+    }
 
 
 def test_corotated_matrix_matches_full_newton_with_fewer_matrices(stiff_runs):

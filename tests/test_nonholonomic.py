@@ -22,8 +22,9 @@ def robot():
 
 
 def robot_run(system, q0, v0, alpha, beta):
-    return fj.simulate_ode(system, q0, v0, 20.0, form=fj.UdwadiaKalaba(alpha, beta), solver=RK4(),
-                           dt0=H, rtol=None, ts=TS, throw=False)
+    return fj.simulate_ode(
+        system, q0, v0, 20.0, form=fj.UdwadiaKalaba(alpha, beta), solver=RK4(), dt0=H, rtol=None, ts=TS, throw=False
+    )
 
 
 def test_no_slip_constraint_blocks_lateral_motion_only():
@@ -110,11 +111,36 @@ def test_drift_gradient_matches_finite_differences(robot):
 def test_rk4_is_fourth_order():
     system = models.pendulum()
     q0, v0 = models.pendulum_state(0.5)
-    ref = fj.simulate_ode(system, q0, v0, 1.0, form=fj.UdwadiaKalaba(), solver=diffrax.Dopri8(), rtol=1e-13,
-                          atol=1e-13, ts=jnp.array([1.0]))
+    ref = fj.simulate_ode(
+        system,
+        q0,
+        v0,
+        1.0,
+        form=fj.UdwadiaKalaba(),
+        solver=diffrax.Dopri8(),
+        rtol=1e-13,
+        atol=1e-13,
+        ts=jnp.array([1.0]),
+    )
     errs = [
-        float(jnp.max(jnp.abs(fj.simulate_ode(system, q0, v0, 1.0, form=fj.UdwadiaKalaba(), solver=RK4(), dt0=h,
-                                              rtol=None, ts=jnp.array([1.0])).q[-1] - ref.q[-1])))
+        float(
+            jnp.max(
+                jnp.abs(
+                    fj.simulate_ode(
+                        system,
+                        q0,
+                        v0,
+                        1.0,
+                        form=fj.UdwadiaKalaba(),
+                        solver=RK4(),
+                        dt0=h,
+                        rtol=None,
+                        ts=jnp.array([1.0]),
+                    ).q[-1]
+                    - ref.q[-1]
+                )
+            )
+        )
         for h in (0.04, 0.02)
     ]
     assert 13.0 < errs[0] / errs[1] < 19.0

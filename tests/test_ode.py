@@ -22,8 +22,9 @@ def ga_pendulum(pendulum):
     system, q0, v0 = pendulum
     # full Newton: multipliers exact to rounding (a kept Newton matrix leaves them within
     # the tolerance in position units, atol / (beta' h^2) ~ 1e-4 N here)
-    return fj.simulate(system, q0, v0, 2.0, 5e-4, solver=fj.GeneralizedAlpha(rho_inf=0.9, newton="full"),
-                       save_every=100)
+    return fj.simulate(
+        system, q0, v0, 2.0, 5e-4, solver=fj.GeneralizedAlpha(rho_inf=0.9, newton="full"), save_every=100
+    )
 
 
 @pytest.mark.parametrize("form", [fj.Baumgarte(10.0, 10.0), fj.UdwadiaKalaba(10.0, 10.0)], ids=["baumgarte", "uk"])
@@ -64,7 +65,9 @@ def redundant():
 def test_udwadia_kalaba_handles_redundant_constraints(redundant, pendulum, ga_pendulum):
     system, q0, v0 = redundant
     assert np.linalg.matrix_rank(np.asarray(system.constraints_q(q0, 0.0))) == 3
-    tr = fj.simulate_ode(system, q0, v0, 2.0, form=fj.UdwadiaKalaba(10.0, 10.0), ts=ga_pendulum.t, rtol=1e-11, atol=1e-12)
+    tr = fj.simulate_ode(
+        system, q0, v0, 2.0, form=fj.UdwadiaKalaba(10.0, 10.0), ts=ga_pendulum.t, rtol=1e-11, atol=1e-12
+    )
     assert float(jnp.max(jnp.abs(tr.q - ga_pendulum.q))) < 3e-7
     # the minimum-norm multipliers split the pin force between the two copies
     assert np.allclose(tr.lam[:, 1:3] + tr.lam[:, 3:5], ga_pendulum.lam[:, 1:3], atol=1e-5)
@@ -79,7 +82,13 @@ def test_augmented_form_fails_on_redundant_constraints(redundant):
 def test_event_stops_at_the_quarter_period(pendulum):
     system, q0, v0 = pendulum
     tr = fj.simulate_ode(
-        system, q0, v0, 2.0, form=fj.UdwadiaKalaba(), rtol=1e-11, atol=1e-12,
+        system,
+        q0,
+        v0,
+        2.0,
+        form=fj.UdwadiaKalaba(),
+        rtol=1e-11,
+        atol=1e-12,
         event=lambda t, q, v, s: q[2],  # tip passes under the pivot
     )
     T = float(models.pendulum_period()) * (1 + 0.05**2 / 16)

@@ -28,7 +28,8 @@ def test_inverse_then_forward_kinematics_closes_the_loop():
         theta = pr.inverse_kinematics(P)
         E = pr.elbow_positions(theta)
         C = P[None, :] + pr.GEOMETRY["platform_radius"] * jnp.stack(
-            [jnp.cos(jnp.array(pr.CHAIN_AZIMUTHS)), jnp.sin(jnp.array(pr.CHAIN_AZIMUTHS)), jnp.zeros(3)], axis=1)
+            [jnp.cos(jnp.array(pr.CHAIN_AZIMUTHS)), jnp.sin(jnp.array(pr.CHAIN_AZIMUTHS)), jnp.zeros(3)], axis=1
+        )
         return pr.forward_kinematics(theta) - P, jnp.linalg.norm(C - E, axis=1) - pr.GEOMETRY["rod_length"]
 
     fk_error, rod_error = jax.jit(jax.vmap(check))(jnp.asarray(TIMES))

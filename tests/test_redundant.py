@@ -29,8 +29,15 @@ def exact_angle(t):
     r"""$\ddot\theta = -g\sin\theta\,(\tfrac32 m_k + m_c)/(r(m_k + m_c))$: the coupler
     translates on a circle, each crank turns about its pivot."""
     k = G * (1.5 * M_CRANK + M_COUPLER) / (R * (M_CRANK + M_COUPLER))
-    sol = solve_ivp(lambda _, y: [y[1], -k * np.sin(y[0])], [0, t[-1]], [THETA0, 0.0], t_eval=t,
-                    method="DOP853", rtol=1e-12, atol=1e-12)
+    sol = solve_ivp(
+        lambda _, y: [y[1], -k * np.sin(y[0])],
+        [0, t[-1]],
+        [THETA0, 0.0],
+        t_eval=t,
+        method="DOP853",
+        rtol=1e-12,
+        atol=1e-12,
+    )
     return sol.y[0]
 
 
@@ -50,8 +57,15 @@ def test_least_squares_newton_follows_closed_form(model):
     system, q0 = model
     errors = []
     for h in (2e-3, 1e-3):
-        tr = fj.simulate(system, q0, jnp.zeros(16), t1=1.0, dt=h, save_every=round(0.05 / h),
-                         solver=fj.GeneralizedAlpha(rho_inf=0.8, redundant=True, newton="full"))
+        tr = fj.simulate(
+            system,
+            q0,
+            jnp.zeros(16),
+            t1=1.0,
+            dt=h,
+            save_every=round(0.05 / h),
+            solver=fj.GeneralizedAlpha(rho_inf=0.8, redundant=True, newton="full"),
+        )
         theta = np.arctan2(np.asarray(tr.q[:, 2]), -np.asarray(tr.q[:, 3]))
         errors.append(np.max(np.abs(theta - exact_angle(np.asarray(tr.t)))))
         assert float(tr.constraint_residual.max()) < 1e-12  # full Newton: |Phi| at rounding level
@@ -62,5 +76,8 @@ def test_least_squares_newton_follows_closed_form(model):
 def test_plain_newton_refuses_redundant_constraints(model):
     # refused before the run (the plain solve would return wrong multipliers and motion)
     system, q0 = model
-    with pytest.raises(ValueError, match=r"constraints are redundant: Phi_q has rank 15 of its 16 rows.*GeneralizedAlpha\(redundant=True\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"constraints are redundant: Phi_q has rank 15 of its 16 rows.*GeneralizedAlpha\(redundant=True\)",
+    ):
         fj.simulate(system, q0, jnp.zeros(16), t1=0.01, dt=1e-3, solver=fj.GeneralizedAlpha(rho_inf=0.8))

@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 
 import flexjax as fj
-from flexjax import models
-from flexjax import ConsistencyWarning
+from flexjax import ConsistencyWarning, models
 from flexjax._diagnose import check_dae_start
 from flexjax.batch import run_batch
 from flexjax.contact import PointSurfaceContact, first_contact, simulate_contact
@@ -28,8 +27,9 @@ from .test_redundant import linkage
 
 def pendulum():
     """Rigid 1 m bar pinned at the origin under gravity; q0 hanging at 1 rad."""
-    system = fj.System([fj.RigidBar2D(1.0, 1.0)], [fj.RevoluteJoint(0, (0.0, 0.0), None, (0.0, 0.0))],
-                       [fj.Gravity((0.0, -9.81))])
+    system = fj.System(
+        [fj.RigidBar2D(1.0, 1.0)], [fj.RevoluteJoint(0, (0.0, 0.0), None, (0.0, 0.0))], [fj.Gravity((0.0, -9.81))]
+    )
     q0 = jnp.array([0.0, 0.0, np.sin(1.0), -np.cos(1.0)])
     return system, q0
 
@@ -47,10 +47,20 @@ def hand_trajectory(q, lam, res, t, result, failed_time, failed_step=-1, dtype=f
     q = jnp.asarray(q, dtype)
     ns = q.shape[0]
     return Trajectory(
-        t=jnp.asarray(t, dtype), q=q, v=jnp.zeros_like(q), a=jnp.zeros_like(q), lam=jnp.asarray(lam, dtype),
-        energy=jnp.zeros(ns, dtype), constraint_residual=jnp.asarray(res, dtype), velocity_residual=jnp.zeros(ns, dtype),
-        result=jnp.array(result), failed_step=jnp.array(failed_step), failed_time=jnp.array(failed_time, dtype),
-        failed_residual=jnp.array(3.5, dtype), newton_iterations=jnp.zeros(ns, int), event_time=jnp.array(jnp.inf),
+        t=jnp.asarray(t, dtype),
+        q=q,
+        v=jnp.zeros_like(q),
+        a=jnp.zeros_like(q),
+        lam=jnp.asarray(lam, dtype),
+        energy=jnp.zeros(ns, dtype),
+        constraint_residual=jnp.asarray(res, dtype),
+        velocity_residual=jnp.zeros(ns, dtype),
+        result=jnp.array(result),
+        failed_step=jnp.array(failed_step),
+        failed_time=jnp.array(failed_time, dtype),
+        failed_residual=jnp.array(3.5, dtype),
+        newton_iterations=jnp.zeros(ns, int),
+        event_time=jnp.array(jnp.inf),
         force_state=jnp.zeros((ns, 0), dtype),
     )
 
@@ -128,12 +138,15 @@ def test_joint_point_of_wrong_length_refused(point):
 
 
 # -- 5. inertia tensors no body can have ------------------------------------------------
-@pytest.mark.parametrize(("inertia", "com", "match"), [
-    ([1.0, 1.0, 3.0], (0.0, 0.0, 0.0), r"triangle inequality I1 \+ I2 >= I3 \(2 < 3\)"),
-    ([[1.0, 0.1, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], (0.0, 0.0, 0.0), "must be symmetric"),
-    ([1.0, 1.0, -1.0], (0.0, 0.0, 0.0), "principal moments of `inertia` must be positive"),
-    ([1.0, 1.0, 1.0], (np.nan, 0.0, 0.0), "`com` must be finite"),
-])
+@pytest.mark.parametrize(
+    ("inertia", "com", "match"),
+    [
+        ([1.0, 1.0, 3.0], (0.0, 0.0, 0.0), r"triangle inequality I1 \+ I2 >= I3 \(2 < 3\)"),
+        ([[1.0, 0.1, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], (0.0, 0.0, 0.0), "must be symmetric"),
+        ([1.0, 1.0, -1.0], (0.0, 0.0, 0.0), "principal moments of `inertia` must be positive"),
+        ([1.0, 1.0, 1.0], (np.nan, 0.0, 0.0), "`com` must be finite"),
+    ],
+)
 def test_rigid_body_3d_refuses_impossible_inertia(inertia, com, match):
     with pytest.raises(ValueError, match=match):
         fj.RigidBody3D(1.0, inertia, com)
@@ -151,7 +164,9 @@ def test_swapped_or_corrupted_chunk_named_with_the_way_out(tmp_path):
     da, db = a.read_bytes(), b.read_bytes()
     a.write_bytes(db)
     b.write_bytes(da)
-    with pytest.raises(ValueError, match=r"chunk_00000.npz does not match the SHA-256 checksum .* delete .*chunk_00000"):
+    with pytest.raises(
+        ValueError, match=r"chunk_00000.npz does not match the SHA-256 checksum .* delete .*chunk_00000"
+    ):
         run_batch(fn, xs, chunk_size=2, out_dir=tmp_path, devices=jax.local_devices()[:1])
     a.write_bytes(da[:40])  # truncated
     b.write_bytes(db)
@@ -260,7 +275,9 @@ def test_failure_messages_name_the_detected_cause():
 
 def test_static_failure_names_the_cause():
     # a free particle under gravity has no equilibrium: the iterate runs away
-    with pytest.raises(SolverError, match=r"load step 1 of 1 .*likely cause: the Newton iterate became NaN or infinite"):
+    with pytest.raises(
+        SolverError, match=r"load step 1 of 1 .*likely cause: the Newton iterate became NaN or infinite"
+    ):
         fj.solve_static(particle(), jnp.zeros(2), 1, max_iter=3)
 
 
@@ -304,7 +321,9 @@ def test_rerun_removes_the_previous_summary_first(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="interrupted"):
         main(["run", "stub", "--out", tmp_path])
     assert not (tmp_path / "stub" / "summary.json").exists()
-    monkeypatch.setitem(experiments.EXPERIMENTS, "stub", experiments.Experiment("stub", "a stub", lambda *a: {"x": 2.0}))
+    monkeypatch.setitem(
+        experiments.EXPERIMENTS, "stub", experiments.Experiment("stub", "a stub", lambda *a: {"x": 2.0})
+    )
     assert main(["run", "stub", "--out", tmp_path]) == 0
     assert json.loads((tmp_path / "stub" / "summary.json").read_text()) == {"x": 2.0}
     assert not list((tmp_path / "stub").glob("*.tmp"))

@@ -92,7 +92,10 @@ def test_two_host_devices_and_single_process_distributed_equal_unsharded(tmp_pat
     np.testing.assert_allclose(ref["big_sharded"][:4], ref["big_loop"], rtol=0, atol=1e-9)
     assert np.ptp(ref["big_sharded"][:, 1]) > 1e-9  # the samples differ by more than that
     assert sorted(p.name for p in (tmp_path / "process_000").iterdir()) == [
-        "chunk_00000.npz", "chunk_00001.npz", "manifest.json"]
+        "chunk_00000.npz",
+        "chunk_00001.npz",
+        "manifest.json",
+    ]
 
     # gathering the parts of a finished run restores sample order
     de = _example()

@@ -20,8 +20,9 @@ def test_showcase_quick_run_writes_its_animation_and_cancels_the_vibration(tmp_p
     assert main(["run", "--quick", "--out", tmp_path]) == 0
     out = tmp_path / "showcase"
     s = json.loads((out / "summary.json").read_text())
-    np.testing.assert_allclose([s[f"f{i}"] for i in range(1, 5)], flfj_frequencies(EI, RHO_A, LENGTH, 0.1, 4),
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        [s[f"f{i}"] for i in range(1, 5)], flfj_frequencies(EI, RHO_A, LENGTH, 0.1, 4), rtol=1e-9
+    )
     assert s["residual_tip_vibration_unshaped"] > 0.1  # m: the soft joint rocks the link
     assert s["vibration_reduction"] > 50
     assert (out / "arm.gif").read_bytes()[:4] == b"GIF8"

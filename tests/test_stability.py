@@ -65,8 +65,11 @@ def test_axis_limits_other_methods(method, real_ref, imag_ref):
     assert st.imaginary_axis_limit(method) == pytest.approx(imag_ref, rel=1e-13, abs=0)
 
 
-@pytest.mark.parametrize("solver", [diffrax.Tsit5(), diffrax.Dopri5(), diffrax.Bosh3(), diffrax.Heun()],
-                         ids=["tsit5", "dopri5", "bosh3", "heun"])
+@pytest.mark.parametrize(
+    "solver",
+    [diffrax.Tsit5(), diffrax.Dopri5(), diffrax.Bosh3(), diffrax.Heun()],
+    ids=["tsit5", "dopri5", "bosh3", "heun"],
+)
 def test_diffrax_tableau_matches_exp_to_its_order(solver):
     method = st.from_diffrax(solver)
     p = solver.order(None)
@@ -124,8 +127,9 @@ def test_hand_checkable_pairs_rk4():
 def test_critical_line_edge_is_the_real_axis_limit():
     h, x = 0.05, -st.real_axis_limit(st.RK4)
     a = x / h  # double root at the real-axis limit
-    ok = st.is_admissible(st.RK4, jnp.array([a * (1 - 1e-9), a * (1 + 1e-6)]),
-                          jnp.array([a * (1 - 1e-9), a * (1 + 1e-6)]), h)
+    ok = st.is_admissible(
+        st.RK4, jnp.array([a * (1 - 1e-9), a * (1 + 1e-6)]), jnp.array([a * (1 - 1e-9), a * (1 + 1e-6)]), h
+    )
     assert ok.tolist() == [True, False]
 
 
@@ -220,8 +224,9 @@ def test_deadbeat_pairs_hit_zeros_of_R():
 
 def test_decay_rate_closed_form():
     # real roots: alpha - sqrt(alpha^2 - beta^2); complex: alpha
-    np.testing.assert_allclose(st.decay_rate(jnp.array([5.0, 5.0, 3.0]), jnp.array([3.0, 5.0, 7.0])),
-                               [1.0, 5.0, 3.0], rtol=1e-15)
+    np.testing.assert_allclose(
+        st.decay_rate(jnp.array([5.0, 5.0, 3.0]), jnp.array([3.0, 5.0, 7.0])), [1.0, 5.0, 3.0], rtol=1e-15
+    )
 
 
 # ------------------------------------------------------------------------- transforms
@@ -275,8 +280,9 @@ def test_implicit_diffrax_solver_rejected():
 def test_plots_write_png(tmp_path):
     rec = st.recommend(st.RK4, 0.1)
     p1 = st.plot_region(st.RK4, 0.1, tmp_path / "region.png", n=41, pairs={"(10, 100)": (10.0, 100.0)})
-    p2 = st.plot_stability_region([st.RK4, st.HEUN], tmp_path / "plane.png", h=0.1,
-                                  pairs={"recommended": (rec.alpha, rec.beta)})
+    p2 = st.plot_stability_region(
+        [st.RK4, st.HEUN], tmp_path / "plane.png", h=0.1, pairs={"recommended": (rec.alpha, rec.beta)}
+    )
     for p in (p1, p2):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -150,7 +150,10 @@ def test_inconsistent_initial_conditions_raise():
     "build, match",
     [
         (lambda: fj.System([fj.RigidBar2D(1.0, 1.0)], [fj.RevoluteJoint(0, [0, 0], 3, [0, 0])]), "refers to body 3"),
-        (lambda: fj.System([fj.RigidBody3D(1.0, np.eye(3))], [fj.RevoluteJoint(0, [0, 0], None, [0, 0])]), "2D but body 0"),
+        (
+            lambda: fj.System([fj.RigidBody3D(1.0, np.eye(3))], [fj.RevoluteJoint(0, [0, 0], None, [0, 0])]),
+            "2D but body 0",
+        ),
         (lambda: fj.System([fj.RigidBar2D(1.0, 1.0)], [], [fj.Gravity((0, 0, -9.81))]), "3D but acts"),
         (lambda: fj.System([]), "at least one body"),
         (lambda: fj.System(["bar"]), "not an AbstractBody"),

@@ -14,8 +14,16 @@ def run_ga(k):
 
 
 def run_ode(k):
-    return fj.simulate_ode(spring_pendulum(k), Q0, jnp.zeros(4), 0.2, form=fj.UdwadiaKalaba(5.0, 5.0),
-                           ts=jnp.linspace(0, 0.2, 5), consistent=False, throw=False)
+    return fj.simulate_ode(
+        spring_pendulum(k),
+        Q0,
+        jnp.zeros(4),
+        0.2,
+        form=fj.UdwadiaKalaba(5.0, 5.0),
+        ts=jnp.linspace(0, 0.2, 5),
+        consistent=False,
+        throw=False,
+    )
 
 
 KS = jnp.array([1.0, 5.0, 20.0])
@@ -46,8 +54,17 @@ def test_vmap_equals_loop_ode():
 
 def test_vmap_over_solver_parameter():
     def final(rho):
-        tr = fj.simulate(spring_pendulum(5.0), Q0, jnp.zeros(4), 0.2, 1e-2, save_every=20,
-                         solver=fj.GeneralizedAlpha(rho_inf=rho), consistent=False, throw=False)
+        tr = fj.simulate(
+            spring_pendulum(5.0),
+            Q0,
+            jnp.zeros(4),
+            0.2,
+            1e-2,
+            save_every=20,
+            solver=fj.GeneralizedAlpha(rho_inf=rho),
+            consistent=False,
+            throw=False,
+        )
         return tr.q[-1]
 
     rhos = jnp.array([0.0, 0.5, 1.0])

@@ -43,8 +43,12 @@ def test_without_bounds_the_path_is_gradient_descent():
 
 @pytest.mark.parametrize(
     "bounds, match",
-    [((None,), "pair"), (({"a": 0.0}, None), "structure"), (({"a": jnp.zeros(3), "b": 0.0}, None), "shape"),
-     (({"a": 1.0, "b": 0.0}, {"a": 0.0, "b": 1.0}), "lower bound above")],
+    [
+        ((None,), "pair"),
+        (({"a": 0.0}, None), "structure"),
+        (({"a": jnp.zeros(3), "b": 0.0}, None), "shape"),
+        (({"a": 1.0, "b": 0.0}, {"a": 0.0, "b": 1.0}), "lower bound above"),
+    ],
 )
 def test_bad_bounds_raise_value_error(bounds, match):
     with pytest.raises(ValueError, match=match):

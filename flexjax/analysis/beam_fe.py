@@ -3,8 +3,12 @@ Euler-Bernoulli, Hermite cubic elements, consistent mass), independent of the mo
 solution in `flfj.py`.
 
 Nodal unknowns $[w_j, w'_j]$; element matrices
-$K_e = \frac{EI}{h^3}\begin{bmatrix}12 & 6h & -12 & 6h\\ & 4h^2 & -6h & 2h^2\\ & & 12 & -6h\\ \text{sym} & & & 4h^2\end{bmatrix}$,
-$M_e = \frac{\rho A h}{420}\begin{bmatrix}156 & 22h & 54 & -13h\\ & 4h^2 & 13h & -3h^2\\ & & 156 & -22h\\ \text{sym} & & & 4h^2\end{bmatrix}$.
+
+$$K_e = \frac{EI}{h^3}\begin{bmatrix}12 & 6h & -12 & 6h\\ & 4h^2 & -6h & 2h^2\\
+& & 12 & -6h\\ \text{sym} & & & 4h^2\end{bmatrix},\quad
+M_e = \frac{\rho A h}{420}\begin{bmatrix}156 & 22h & 54 & -13h\\ & 4h^2 & 13h & -3h^2\\
+& & 156 & -22h\\ \text{sym} & & & 4h^2\end{bmatrix}.$$
+
 Root: $w_0 = 0$ (pin) and a rotational spring $k$ on $w'_0$ (`root="elastic"`), or
 $w_0 = w'_0 = 0$ (`root="clamped"`); free tip. Plain numpy: the experiments use it
 without scipy.
@@ -27,13 +31,30 @@ def beam_fe_matrices(ei, rho_a, length, k=0.0, n_elements: int = 40, root: str =
     if min(ei, rho_a, length) <= 0 or k < 0:
         raise ValueError("beam_fe_matrices: ei, rho_a, length must be > 0 and k >= 0.")
     h = length / n_elements
-    ke = ei / h**3 * np.array(
-        [[12, 6 * h, -12, 6 * h], [6 * h, 4 * h**2, -6 * h, 2 * h**2],
-         [-12, -6 * h, 12, -6 * h], [6 * h, 2 * h**2, -6 * h, 4 * h**2]]
+    ke = (
+        ei
+        / h**3
+        * np.array(
+            [
+                [12, 6 * h, -12, 6 * h],
+                [6 * h, 4 * h**2, -6 * h, 2 * h**2],
+                [-12, -6 * h, 12, -6 * h],
+                [6 * h, 2 * h**2, -6 * h, 4 * h**2],
+            ]
+        )
     )
-    me = rho_a * h / 420 * np.array(
-        [[156, 22 * h, 54, -13 * h], [22 * h, 4 * h**2, 13 * h, -3 * h**2],
-         [54, 13 * h, 156, -22 * h], [-13 * h, -3 * h**2, -22 * h, 4 * h**2]]
+    me = (
+        rho_a
+        * h
+        / 420
+        * np.array(
+            [
+                [156, 22 * h, 54, -13 * h],
+                [22 * h, 4 * h**2, 13 * h, -3 * h**2],
+                [54, 13 * h, 156, -22 * h],
+                [-13 * h, -3 * h**2, -22 * h, 4 * h**2],
+            ]
+        )
     )
     ndof = 2 * (n_elements + 1)
     K, M = np.zeros((ndof, ndof)), np.zeros((ndof, ndof))

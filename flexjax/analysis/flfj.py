@@ -18,7 +18,8 @@ mode 1 when $\kappa = 0$: then `flfj_roots(0, n)` is `[0, 3.9266, 7.0686, ...]`.
 
 **Root finding** is bracketing, not a guess near the answer: the well-scaled form
 
-$$F(\gamma) = \frac{\gamma\,(\cos\gamma\tanh\gamma - \sin\gamma) + \kappa\,(\cos\gamma + \operatorname{sech}\gamma)}{\gamma + \kappa}$$
+$$F(\gamma) = \frac{\gamma\,(\cos\gamma\tanh\gamma - \sin\gamma)
++ \kappa\,(\cos\gamma + \operatorname{sech}\gamma)}{\gamma + \kappa}$$
 
 (eq. 32 times $\gamma/((\gamma + \kappa)\cosh\gamma)$: bounded, no overflow, equal to the
 pinned-free form at $\kappa = 0$ and the cantilever form at $\kappa = \infty$) is
@@ -117,7 +118,9 @@ def bracket_roots(kappa: Float[ArrayLike, ""], n: int) -> Float[Array, " n"]:
     return jax.lax.stop_gradient(jnp.where((kap0 == 0) & (jnp.arange(n) == 0), 0.0, g0))
 
 
-def refine_roots(gamma: Float[ArrayLike, " n"], kappa: Float[ArrayLike, ""]) -> tuple[Float[Array, " n"], Float[Array, " n"]]:
+def refine_roots(
+    gamma: Float[ArrayLike, " n"], kappa: Float[ArrayLike, ""]
+) -> tuple[Float[Array, " n"], Float[Array, " n"]]:
     r"""Attach derivatives to known roots: one Newton step from `gamma` (treated as a
     constant) on $F(\cdot\,; \kappa)$.
 

@@ -41,7 +41,9 @@ def _bound(name, x):
         raise ValueError(f"Interval: `{name}` must be concrete numbers (build the box outside jit/vmap), got a tracer.")
     a = np.asarray(x, dtype=np.float64)
     if a.ndim > 1:
-        raise ValueError(f"Interval: `{name}` must be a scalar or a 1-D array (one entry per parameter), got shape {a.shape}.")
+        raise ValueError(
+            f"Interval: `{name}` must be a scalar or a 1-D array (one entry per parameter), got shape {a.shape}."
+        )
     return np.atleast_1d(a)
 
 
@@ -232,7 +234,9 @@ def envelope(outputs, valid=None) -> Envelope:
         raise ValueError("envelope: `outputs` has no array leaves.")
     sizes = {x.shape[0] if x.ndim else 0 for x in leaves}
     if len(sizes) != 1 or 0 in sizes:
-        raise ValueError(f"envelope: every output leaf needs the same non-empty leading sample axis, got sizes {sizes}.")
+        raise ValueError(
+            f"envelope: every output leaf needs the same non-empty leading sample axis, got sizes {sizes}."
+        )
     n = sizes.pop()
     index = np.arange(n)
     if valid is not None:
@@ -303,13 +307,28 @@ def interval_analysis(
     if (samples is None) == (n is None):
         raise ValueError("interval_analysis: give either `n` (points to sample) or explicit `samples`, not both.")
     p = box.sample(n, method, seed) if samples is None else check_samples(samples, box)
-    outputs, info = run_batch(fn, p, chunk_size=chunk_size, out_dir=out_dir, progress=progress, devices=devices,
-                              overwrite=overwrite, return_info=True)
+    outputs, info = run_batch(
+        fn,
+        p,
+        chunk_size=chunk_size,
+        out_dir=out_dir,
+        progress=progress,
+        devices=devices,
+        overwrite=overwrite,
+        return_info=True,
+    )
     return IntervalResult(p, outputs, envelope(outputs, _valid_mask(valid, outputs)), info)
 
 
-def vertex_method(fn: Callable, box: Interval, *, chunk_size: int | None = None, valid: Callable | None = None,
-                  max_vertices: int = 4096, **batch_kwargs) -> IntervalResult:
+def vertex_method(
+    fn: Callable,
+    box: Interval,
+    *,
+    chunk_size: int | None = None,
+    valid: Callable | None = None,
+    max_vertices: int = 4096,
+    **batch_kwargs,
+) -> IntervalResult:
     r"""Vertex method: `fn` at all $2^d$ corners of `box` (one batch), and the envelopes.
 
     Exact bounds for responses monotone in each parameter; an extremum inside the box
@@ -419,10 +438,15 @@ def extreme_search(
     p = lambda u: np.asarray(box.from_unit(u))
     h = np.asarray(signs)[None, :] * hist
     return ExtremeResult(
-        max=float(y_max[i_max]), argmax=p(best_u[starts + i_max]),
-        min=float(y_min[i_min]), argmin=p(best_u[i_min]),
-        starts=p(u0), max_per_start=y_max, min_per_start=y_min,
-        max_history=h[:, starts:], min_history=h[:, :starts],
+        max=float(y_max[i_max]),
+        argmax=p(best_u[starts + i_max]),
+        min=float(y_min[i_min]),
+        argmin=p(best_u[i_min]),
+        starts=p(u0),
+        max_per_start=y_max,
+        min_per_start=y_min,
+        max_history=h[:, starts:],
+        min_history=h[:, :starts],
         evaluations=2 * starts * (steps + 1),
     )
 
@@ -486,16 +510,29 @@ def compare(
     if y.shape != (len(corners) + len(p),):
         raise ValueError(f"compare: `scalar_fn` must return a scalar, got per-sample shape {y.shape[1:]}.")
     out = {"n_samples": len(p), "n_vertices": len(corners), "n_nonfinite": int(np.sum(~np.isfinite(y)))}
-    for name, pts, vals in (("vertex", corners, y[: len(corners)]), ("sampled", p, y[len(corners):])):
+    for name, pts, vals in (("vertex", corners, y[: len(corners)]), ("sampled", p, y[len(corners) :])):
         ok = np.isfinite(vals)
         if not ok.any():
             raise FloatingPointError(f"compare: every {name} value is non-finite.")
         env = envelope(vals, ok)
-        out.update({f"{name}_min": float(env.lower), f"{name}_max": float(env.upper),
-                    f"{name}_argmin": pts[int(env.argmin)].tolist(), f"{name}_argmax": pts[int(env.argmax)].tolist()})
+        out.update(
+            {
+                f"{name}_min": float(env.lower),
+                f"{name}_max": float(env.upper),
+                f"{name}_argmin": pts[int(env.argmin)].tolist(),
+                f"{name}_argmax": pts[int(env.argmax)].tolist(),
+            }
+        )
     ext = extreme_search(scalar_fn, box, optimizer, steps, starts, seed=seed)
-    out.update({"gradient_min": ext.min, "gradient_max": ext.max, "gradient_argmin": ext.argmin.tolist(),
-                "gradient_argmax": ext.argmax.tolist(), "gradient_evaluations": ext.evaluations})
+    out.update(
+        {
+            "gradient_min": ext.min,
+            "gradient_max": ext.max,
+            "gradient_argmin": ext.argmin.tolist(),
+            "gradient_argmax": ext.argmax.tolist(),
+            "gradient_evaluations": ext.evaluations,
+        }
+    )
     return out
 
 
@@ -504,8 +541,10 @@ def format_comparison(result: dict, names=None) -> str:
     fmt = lambda v: "[" + ", ".join(f"{x:.6g}" for x in v) + "]"
     lines = [f"{'method':<9} {'min':>14} {'argmin':>28} {'max':>14} {'argmax':>28}"]
     for m in ("sampled", "vertex", "gradient"):
-        lines.append(f"{m:<9} {result[m + '_min']:>14.8g} {fmt(result[m + '_argmin']):>28} "
-                     f"{result[m + '_max']:>14.8g} {fmt(result[m + '_argmax']):>28}")
+        lines.append(
+            f"{m:<9} {result[m + '_min']:>14.8g} {fmt(result[m + '_argmin']):>28} "
+            f"{result[m + '_max']:>14.8g} {fmt(result[m + '_argmax']):>28}"
+        )
     if names:
         lines.append("parameters: " + ", ".join(names))
     return "\n".join(lines)

@@ -73,9 +73,7 @@ class ExplicitRungeKutta(eqx.Module):
     def __check_init__(self):
         a, b, c = self.a, self.b, self.c
         if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] == 0:
-            raise ValueError(
-                f"ExplicitRungeKutta: `a` must be a square s x s matrix with s >= 1, got shape {a.shape}."
-            )
+            raise ValueError(f"ExplicitRungeKutta: `a` must be a square s x s matrix with s >= 1, got shape {a.shape}.")
         s = a.shape[0]
         for field, x in (("b", b), ("c", c)):
             if x.shape != (s,):
@@ -606,8 +604,9 @@ def _pair_markers(ax, method, h, pairs, to_xy):
         for x, y in to_xy(alpha, beta):
             ax.plot(x, y, "o" if ok else "x", color="tab:green" if ok else "tab:red", ms=7, mew=2)
         # labels alternate above and below their marker so neighbours on one line stay readable
-        ax.annotate(label, to_xy(alpha, beta)[0], xytext=(4, 5 if k % 2 == 0 else -12),
-                    textcoords="offset points", fontsize=8)
+        ax.annotate(
+            label, to_xy(alpha, beta)[0], xytext=(4, 5 if k % 2 == 0 else -12), textcoords="offset points", fontsize=8
+        )
 
 
 def plot_region(
@@ -652,8 +651,15 @@ def plot_region(
     ax.plot(bnd.alpha, bnd.beta_lower, "k-", lw=1.2)
     top = min(alpha_max, beta_max)
     ax.plot([0, top], [0, top], "k--", lw=0.8, label=r"critical damping $\alpha = \beta$")
-    ax.plot(rec.alpha, rec.beta, "*", color="tab:orange", ms=14, mec="k",
-            label=f"recommended ({rec.alpha:.3g}, {rec.beta:.3g}), margin {margin:g}")
+    ax.plot(
+        rec.alpha,
+        rec.beta,
+        "*",
+        color="tab:orange",
+        ms=14,
+        mec="k",
+        label=f"recommended ({rec.alpha:.3g}, {rec.beta:.3g}), margin {margin:g}",
+    )
     _pair_markers(ax, method, h, pairs, lambda a, b: [(a, b)])
     ax.fill_between([], [], color="#c6dbef", label="admissible")
     ax.fill_between([], [], color="#6baed6", label=f"admissible at h/(1-{margin:g})")

@@ -176,8 +176,9 @@ def _column_force(beam, Q):
     W = jnp.concatenate([nodes[:-1], nodes[1:]], axis=1)  # (n, 8, B): element coordinates, component-minor
     W = jnp.reshape(jnp.moveaxis(W, 1, 0), (8, n * B))
     U = jnp.reshape(jnp.kron(S, jnp.eye(2, dtype=S.dtype)) @ W, (-1, 2, n, B))  # (point, component, n, B)
-    (rx, ry), (bx, by), (px, py) = ((U[rows, 0], U[rows, 1]) for rows in (slice(0, ga), slice(ga, ga + gb),
-                                                                          slice(ga + gb, None)))
+    (rx, ry), (bx, by), (px, py) = (
+        (U[rows, 0], U[rows, 1]) for rows in (slice(0, ga), slice(ga, ga + gb), slice(ga + gb, None))
+    )
     axial = lambda rx, ry: jnp.sum(wa[:, None, None] * beam._axial_density(rx, ry))
     bending = lambda bx, by, px, py: jnp.sum(wb[:, None, None] * beam._bending_density(bx, by, px, py))
     grad_a = jax.grad(axial, (0, 1))(rx, ry)
@@ -272,7 +273,11 @@ class AncfBeam2D(AbstractBody):
         _check_order("axial_order", axial_order)
         _check_order("bending_order", bending_order)
         for name, value in (
-            ("length", length), ("rho", rho), ("area", area), ("second_moment", second_moment), ("youngs", youngs)
+            ("length", length),
+            ("rho", rho),
+            ("area", area),
+            ("second_moment", second_moment),
+            ("youngs", youngs),
         ):
             x = jnp.asarray(value, float)
             check_shape("AncfBeam2D", name, x, ())
@@ -306,7 +311,9 @@ class AncfBeam2D(AbstractBody):
     def _node_index(self, node: int) -> int:
         n = self.n_elements
         if isinstance(node, bool) or not isinstance(node, int) or not -(n + 1) <= node <= n:
-            raise ValueError(f"AncfBeam2D: node {node!r} does not exist; the beam has nodes 0..{n} (or -1 for the last).")
+            raise ValueError(
+                f"AncfBeam2D: node {node!r} does not exist; the beam has nodes 0..{n} (or -1 for the last)."
+            )
         return node % (n + 1)
 
     def node_positions(self, q: Float[Array, " nq"]) -> Float[Array, "nodes 2"]:
@@ -386,7 +393,8 @@ class AncfBeam2D(AbstractBody):
         return self.rho * self.area * self.length
 
     def center_of_mass(self, q: Float[Array, " nq"]) -> Float[Array, " 2"]:
-        r"""$r_c = \frac1L\int_0^L r\,ds$; per element $\int S\,dx = l_e[\tfrac12, \tfrac{l_e}{12}, \tfrac12, -\tfrac{l_e}{12}]$."""
+        r"""$r_c = \frac1L\int_0^L r\,ds$; per element
+        $\int S\,dx = l_e[\tfrac12, \tfrac{l_e}{12}, \tfrac12, -\tfrac{l_e}{12}]$."""
         E = self._elements(q)
         le = self.element_length
         w = jnp.stack([0.5 * jnp.ones_like(le), le / 12, 0.5 * jnp.ones_like(le), -le / 12])
@@ -396,8 +404,9 @@ class AncfBeam2D(AbstractBody):
         # constant mass matrix: no quadratic-velocity terms; elastic force only, its values
         # in the column layout of `_column_force`, with 8 x 8 element stiffness matrices
         # as its derivative
-        return chain_elastic_force(_element_energy, self, q, self.n_elements, 4, 8, _element_stiffness,
-                                   primal=_primal_force)
+        return chain_elastic_force(
+            _element_energy, self, q, self.n_elements, 4, 8, _element_stiffness, primal=_primal_force
+        )
 
     def constraints(self, q: Float[Array, " nq"]) -> Float[Array, " 0"]:
         return jnp.zeros((0,), q.dtype)
@@ -432,8 +441,9 @@ class AncfBeam2D(AbstractBody):
         xa, wa = _gauss(self.axial_order)
         xb, wb = _gauss(self.bending_order)
         Sa = (jnp.asarray(hermite(xa)[1]) * D[None, :] / le)[:, None, :]
-        Sb = jnp.stack([jnp.asarray(hermite(xb)[1]) * D[None, :] / le,
-                        jnp.asarray(hermite(xb)[2]) * D[None, :] / le**2], axis=1)
+        Sb = jnp.stack(
+            [jnp.asarray(hermite(xb)[1]) * D[None, :] / le, jnp.asarray(hermite(xb)[2]) * D[None, :] / le**2], axis=1
+        )
         return Sa, jnp.asarray(wa), Sb, jnp.asarray(wb)
 
     def _point_rows(self):

@@ -68,7 +68,6 @@ undeformed beam and section coordinates $(y, z)$ (m).
 """
 
 import abc
-import functools
 import warnings
 from typing import ClassVar
 
@@ -83,7 +82,6 @@ from .._custom_types import Scalar, ScalarLike
 from .ancf2d import _chain_mass_product, _gauss, hermite
 from .base import AbstractBody, ElementChain
 from .element_forces import chain_elastic_force
-
 
 _ODD = np.arange(1, 40, 2, dtype=float)  # odd terms of the rectangle's torsion series
 
@@ -413,7 +411,9 @@ class AncfBeam3D(AbstractBody):
         """Normalized index of `node` (static int; negative counts from the tip)."""
         n = self.n_elements
         if isinstance(node, bool) or not isinstance(node, int) or not -(n + 1) <= node <= n:
-            raise ValueError(f"AncfBeam3D: node {node!r} does not exist; the beam has nodes 0..{n} (or -1 for the last).")
+            raise ValueError(
+                f"AncfBeam3D: node {node!r} does not exist; the beam has nodes 0..{n} (or -1 for the last)."
+            )
         return node % (n + 1)
 
     def node_position(self, q: Float[Array, " nq"], node: int) -> Float[Array, " 3"]:
@@ -561,9 +561,7 @@ class AncfBeam3D(AbstractBody):
         syy = Y / (1 - nu**2) * (Eg[1, 1] + nu * Eg[2, 2])
         szz = Y / (1 - nu**2) * (Eg[2, 2] + nu * Eg[1, 1])
         syz = 2 * G * Eg[1, 2]
-        return jnp.stack([
-            jnp.stack([Y * Eg[0, 0], sxy, sxz]), jnp.stack([sxy, syy, syz]), jnp.stack([sxz, syz, szz])
-        ])
+        return jnp.stack([jnp.stack([Y * Eg[0, 0], sxy, sxz]), jnp.stack([sxy, syy, syz]), jnp.stack([sxz, syz, szz])])
 
     def _split_energy(self, E, rule):
         """Elastic energy of one element under the split law (module docstring): the beam
@@ -592,15 +590,15 @@ class AncfBeam3D(AbstractBody):
             return jnp.sum(w * density(Eg))
 
         if self.integration == "full":
-            return integrate(self.axial_order, lambda Eg: 0.5 * lam * trace(Eg) ** 2 + mu * jnp.sum(Eg * Eg, axis=(-2, -1)))
+            return integrate(
+                self.axial_order, lambda Eg: 0.5 * lam * trace(Eg) ** 2 + mu * jnp.sum(Eg * Eg, axis=(-2, -1))
+            )
         # selective: the axial and transverse-shear terms in full; the section-deformation
         # terms (E_yy, E_zz, E_yz) and the volumetric term with 2 points along the axis.
         # Linear interpolation of r_y, r_z shortens them in a bent element (a strain
         # quadratic in x); the 2-point rule does not see that mode (thickness locking)
         axial = jnp.asarray(_AXIAL_MASK, E.dtype)
-        return integrate(
-            self.axial_order, lambda Eg: mu * jnp.einsum("...ij,ij->...", Eg * Eg, axial)
-        ) + integrate(
+        return integrate(self.axial_order, lambda Eg: mu * jnp.einsum("...ij,ij->...", Eg * Eg, axial)) + integrate(
             2, lambda Eg: 0.5 * lam * trace(Eg) ** 2 + mu * jnp.einsum("...ij,ij->...", Eg * Eg, 1 - axial)
         )
 

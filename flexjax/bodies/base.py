@@ -68,9 +68,7 @@ class AbstractBody(eqx.Module):
         return self.mass_matrix(q) @ a
 
     @abc.abstractmethod
-    def force(
-        self, q: Float[Array, " n"], v: Float[Array, " n"], t: Scalar
-    ) -> Float[Array, " n"]:
+    def force(self, q: Float[Array, " n"], v: Float[Array, " n"], t: Scalar) -> Float[Array, " n"]:
         """Internal generalized force (elastic, quadratic-velocity), right-hand side sign."""
 
     @abc.abstractmethod
@@ -78,9 +76,7 @@ class AbstractBody(eqx.Module):
         r"""Internal constraints $\Phi_b(q_b)$, shape `(nconstraints,)`."""
 
     @abc.abstractmethod
-    def position(
-        self, q: Float[Array, " n"], point: Float[Array, " d"]
-    ) -> Float[Array, " d"]:
+    def position(self, q: Float[Array, " n"], point: Float[Array, " d"]) -> Float[Array, " d"]:
         """World position of the material point with body-frame coordinates `point`."""
 
     @abc.abstractmethod

@@ -32,7 +32,9 @@ def _is_zero(tangent) -> bool:
 def _instantiate(tangent, primal):
     return jax.tree_util.tree_map(
         lambda t, p: jnp.zeros(jnp.shape(p), t.dtype) if isinstance(t, SymbolicZero) else t,
-        tangent, primal, is_leaf=lambda x: isinstance(x, SymbolicZero),
+        tangent,
+        primal,
+        is_leaf=lambda x: isinstance(x, SymbolicZero),
     )
 
 

@@ -206,8 +206,15 @@ class ModalHubBeam(AbstractBody):
                 "(model a joint spring with a separate rotor, the Spong model)."
             )
         values = {
-            "hub_inertia": hub_inertia, "length": length, "rho_a": rho_a, "ea": ea, "ei": ei,
-            "k": 0.0 if k is None else k, "c": c, "alpha_axial": alpha_axial, "alpha_transverse": alpha_transverse,
+            "hub_inertia": hub_inertia,
+            "length": length,
+            "rho_a": rho_a,
+            "ea": ea,
+            "ei": ei,
+            "k": 0.0 if k is None else k,
+            "c": c,
+            "alpha_axial": alpha_axial,
+            "alpha_transverse": alpha_transverse,
         }
         positive = ("length", "rho_a", "ea", "ei")
         for name, val in values.items():
@@ -288,9 +295,15 @@ class ModalHubBeam(AbstractBody):
         sh = eqx.error_if(cached_shape_tables(self._order(), self.shapes, gamma), stale, _STALE)
         s, w = self._nodes()
         return HubBeamTables(
-            gamma=gamma, x=l * s, m=self.rho_a * l * w,
-            phi1=axial_modes(self.n_axial, s), dphi1=axial_modes(self.n_axial, s, 1) / l,
-            phi2=sh.phi, ddphi2=sh.ddphi / l**2, S=sh.S / l, dphi2_root=sh.dphi_root / l,
+            gamma=gamma,
+            x=l * s,
+            m=self.rho_a * l * w,
+            phi1=axial_modes(self.n_axial, s),
+            dphi1=axial_modes(self.n_axial, s, 1) / l,
+            phi2=sh.phi,
+            ddphi2=sh.ddphi / l**2,
+            S=sh.S / l,
+            dphi2_root=sh.dphi_root / l,
         )
 
     def constants(self, tables: HubBeamTables | None = None) -> HubBeamConstants:
@@ -333,8 +346,12 @@ class ModalHubBeam(AbstractBody):
         if self.kinetic == "paper":
             wcg = -0.5 * jnp.einsum("i,gij,j->g", q2, tb.S, q2) if self.wc else 0.0
             x = tb.x
-            dens = (w1d**2 + w2d**2 + 2 * th_d * ((x + w1) * w2d - w2 * w1d)
-                    + th_d**2 * (x**2 + 2 * x * (w1 + wcg) + w1**2 + w2**2))
+            dens = (
+                w1d**2
+                + w2d**2
+                + 2 * th_d * ((x + w1) * w2d - w2 * w1d)
+                + th_d**2 * (x**2 + 2 * x * (w1 + wcg) + w1**2 + w2**2)
+            )
             return hub + 0.5 * tb.m @ dens
         xl, yl, _ = self._local(tb, q)
         xd = w1d - (jnp.einsum("i,gij,j->g", q2, tb.S, q2d) if self.wc else 0.0)
@@ -421,16 +438,20 @@ class ModalHubBeam(AbstractBody):
         Mtt = self.hub_inertia + cst.J1 + q1 @ cst.M1 @ q1 + q2 @ cst.M2 @ q2 + 2 * cst.U1 @ q1 - q2 @ D @ q2
         Mq1t = -cst.R @ q2
         Mq2t = cst.U2 + q1 @ cst.R
-        M = jnp.block([
-            [Mtt[None, None], Mq1t[None, :], Mq2t[None, :]],
-            [Mq1t[:, None], cst.M1, jnp.zeros((n1, n2))],
-            [Mq2t[:, None], jnp.zeros((n2, n1)), cst.M2],
-        ])
-        G = jnp.block([
-            [jnp.zeros((1, 1)), jnp.zeros((1, n1)), jnp.zeros((1, n2))],
-            [jnp.zeros((n1, 1)), jnp.zeros((n1, n1)), -cst.R],
-            [jnp.zeros((n2, 1)), cst.R.T, jnp.zeros((n2, n2))],
-        ])
+        M = jnp.block(
+            [
+                [Mtt[None, None], Mq1t[None, :], Mq2t[None, :]],
+                [Mq1t[:, None], cst.M1, jnp.zeros((n1, n2))],
+                [Mq2t[:, None], jnp.zeros((n2, n1)), cst.M2],
+            ]
+        )
+        G = jnp.block(
+            [
+                [jnp.zeros((1, 1)), jnp.zeros((1, n1)), jnp.zeros((1, n2))],
+                [jnp.zeros((n1, 1)), jnp.zeros((n1, n1)), -cst.R],
+                [jnp.zeros((n2, 1)), cst.R.T, jnp.zeros((n2, n2))],
+            ]
+        )
         K = jax.scipy.linalg.block_diag(
             jnp.zeros((1, 1)), cst.K1 - th_d**2 * cst.M1, cst.K2 - th_d**2 * cst.M2 + th_d**2 * D
         )

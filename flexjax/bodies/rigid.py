@@ -62,9 +62,7 @@ class AbstractNaturalBody(AbstractBody):
         """Second moment of mass about the centre of mass, in point coordinates."""
 
     def mass_matrix(self, q):
-        return _affine_mass_matrix(
-            self.position, self.ncoords, self.npoint, self.mass, self.com, self._second_moment()
-        )
+        return _affine_mass_matrix(self.position, self.ncoords, self.npoint, self.mass, self.com, self._second_moment())
 
     def force(self, q, v, t):
         # constant mass matrix: no quadratic-velocity terms
@@ -214,9 +212,7 @@ class RigidBar3D(AbstractNaturalBody):
         return jnp.atleast_1d((d @ d - self.length**2) / (2 * self.length))
 
     def axes(self, q):
-        raise NotImplementedError(
-            "RigidBar3D has no orientation about its axis; use RigidBody3D"
-        )
+        raise NotImplementedError("RigidBar3D has no orientation about its axis; use RigidBody3D")
 
 
 class RigidBody3D(AbstractNaturalBody):

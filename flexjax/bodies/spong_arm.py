@@ -58,7 +58,9 @@ class SpongArm(AbstractBody):
             arr = jnp.asarray(val, float)
             check_shape("SpongArm", name, arr, ())
             if is_concrete(arr) and (not np.isfinite(float(arr)) or float(arr) < 0 or (strict and float(arr) == 0)):
-                raise ValueError(f"SpongArm: `{name}` must be {'> 0' if strict else '>= 0'} and finite, got {float(arr)}.")
+                raise ValueError(
+                    f"SpongArm: `{name}` must be {'> 0' if strict else '>= 0'} and finite, got {float(arr)}."
+                )
             setattr(self, name, arr)
         self.beam = beam
         self.ncoords = 1 + beam.ncoords

@@ -115,9 +115,7 @@ class PointSurfaceContact(eqx.Module):
         if p is not None and not np.all(np.isfinite(p)):
             raise ValueError(f"PointSurfaceContact: contact point must be finite, got {p}.")
         if isinstance(body, PointMass) and p is not None and np.any(p != 0):
-            raise ValueError(
-                f"PointSurfaceContact: a PointMass has no extent; its only point is (0, 0), got {p}."
-            )
+            raise ValueError(f"PointSurfaceContact: a PointMass has no extent; its only point is (0, 0), got {p}.")
 
     def position(self, system, q: Float[Array, " nq"]) -> Float[Array, " 2"]:
         """World position of the contact point."""

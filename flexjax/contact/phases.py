@@ -42,7 +42,13 @@ from ..solvers.ode import Baumgarte, stabilized_rows
 from .geometry import PointSurfaceContact
 
 SEPARATION, STICK, SLIP_POSITIVE, SLIP_NEGATIVE, IMPACT = 0, 1, 2, 3, 4
-PHASE_NAMES = {SEPARATION: "separation", STICK: "stick", SLIP_POSITIVE: "slip+", SLIP_NEGATIVE: "slip-", IMPACT: "impact"}
+PHASE_NAMES = {
+    SEPARATION: "separation",
+    STICK: "stick",
+    SLIP_POSITIVE: "slip+",
+    SLIP_NEGATIVE: "slip-",
+    IMPACT: "impact",
+}
 # causes of a switch, as logged
 EVENT_NAMES = ("impact", "release", "slip_negative", "slip_positive", "reversal")
 
@@ -99,11 +105,13 @@ def phase_dynamics(system, contact: PointSurfaceContact, stab: Baumgarte, md: Mo
     bc = contact.gap_gamma(system, q, v) - 2 * stab.alpha * gd - stab.beta**2 * g
     on = jnp.stack([md.normal, md.tangential])
     G = jnp.stack([J[0] - contact.mu * md.s * J[1], J[1]])  # force directions (seed eq. 14 in slip)
-    K = jnp.block([
-        [M, A.T, -G.T],
-        [A, jnp.zeros((m, m + 2), q.dtype)],
-        [on[:, None] * J, jnp.zeros((2, m), q.dtype), jnp.diag(1.0 - on)],
-    ])
+    K = jnp.block(
+        [
+            [M, A.T, -G.T],
+            [A, jnp.zeros((m, m + 2), q.dtype)],
+            [on[:, None] * J, jnp.zeros((2, m), q.dtype), jnp.diag(1.0 - on)],
+        ]
+    )
     x = jnp.linalg.solve(K, jnp.concatenate([Q, b, on * bc]))
     lam_n = x[nq + m]
     # slip: the friction force follows from lambda_N; stick: its own multiplier
@@ -136,10 +144,12 @@ def event_offsets(values0: Float[Array, " 2"], md: Mode, gap_tol, velocity_tol) 
     sep = md.normal == 0
     slip = (md.normal > 0) & (md.tangential == 0)
     shift = lambda tol, c: tol - jnp.minimum(c, 0.0)
-    return jnp.stack([
-        jnp.where(sep, shift(gap_tol, values0[0]), 0.0),
-        jnp.where(slip, shift(velocity_tol, values0[1]), 0.0),
-    ])
+    return jnp.stack(
+        [
+            jnp.where(sep, shift(gap_tol, values0[0]), 0.0),
+            jnp.where(slip, shift(velocity_tol, values0[1]), 0.0),
+        ]
+    )
 
 
 class ImpactResult(eqx.Module):

@@ -69,23 +69,39 @@ def _controller(rtol, atol):
 
 
 @eqx.filter_jit
-def _segment(system, contact, stab, md, q0, v0, t0, t1, solver, dt0, rtol, atol, max_steps, root_finder, gap_tol, velocity_tol):
+def _segment(
+    system, contact, stab, md, q0, v0, t0, t1, solver, dt0, rtol, atol, max_steps, root_finder, gap_tol, velocity_tol
+):
     """One smooth segment: integrate phase `md` from `t0` until `t1`, an event, or `max_steps`."""
     offsets = event_offsets(event_values(system, contact, stab, md, q0, v0, t0), md, gap_tol, velocity_tol)
     sol = diffrax.diffeqsolve(
-        diffrax.ODETerm(_vector_field), solver, t0, t1, dt0, (q0, v0), args=(system, contact, stab, md, offsets),
-        saveat=diffrax.SaveAt(steps=True), stepsize_controller=_controller(rtol, atol), max_steps=max_steps,
-        event=_event(root_finder), throw=False,
+        diffrax.ODETerm(_vector_field),
+        solver,
+        t0,
+        t1,
+        dt0,
+        (q0, v0),
+        args=(system, contact, stab, md, offsets),
+        saveat=diffrax.SaveAt(steps=True),
+        stepsize_controller=_controller(rtol, atol),
+        max_steps=max_steps,
+        event=_event(root_finder),
+        throw=False,
     )
     finite = jnp.isfinite(sol.ts)
     mask = sol.event_mask if sol.event_mask is not None else (False, False)
     return dict(
-        t=sol.ts, q=sol.ys[0], v=sol.ys[1], n=jnp.sum(finite),
+        t=sol.ts,
+        q=sol.ys[0],
+        v=sol.ys[1],
+        n=jnp.sum(finite),
         event=sol.result == diffrax.RESULTS.event_occurred,
         event_mask=jnp.stack([jnp.asarray(m) for m in mask]),
-        ok=(sol.result == diffrax.RESULTS.successful) | (sol.result == diffrax.RESULTS.event_occurred)
+        ok=(sol.result == diffrax.RESULTS.successful)
+        | (sol.result == diffrax.RESULTS.event_occurred)
         | (sol.result == diffrax.RESULTS.max_steps_reached),
-        steps=sol.stats["num_accepted_steps"], rejected=sol.stats["num_rejected_steps"],
+        steps=sol.stats["num_accepted_steps"],
+        rejected=sol.stats["num_rejected_steps"],
     )
 
 
@@ -112,7 +128,9 @@ def _postprocess(system, contact, stab, phase, anchor, q, v, t, chunk=2048):
     outs = []
     for a in range(0, t.shape[0], chunk):
         b = min(a + chunk, t.shape[0])
-        pad = lambda x: jnp.asarray(np.concatenate([x[a:b], np.repeat(x[b - 1 : b], chunk - (b - a), axis=0)]))
+        pad = lambda x, a=a, b=b: jnp.asarray(
+            np.concatenate([x[a:b], np.repeat(x[b - 1 : b], chunk - (b - a), axis=0)])
+        )
         md = Mode(*(pad(lookup[f][np.asarray(phase, int)]) for f in ("normal", "tangential", "s")), pad(anchor))
         res = _rows(system, contact, stab, md, pad(q), pad(v), pad(t))
         outs.append([np.asarray(r)[: b - a] for r in res])
@@ -127,7 +145,13 @@ def _impact(system, contact, q, v, t):
     # a series of rebounds (a change of order gap_tol in q)
     rows = lambda qq: jnp.concatenate([system.constraints(qq, t), contact.gaps(system, qq)[:1]])
     q_new = q - jnp.linalg.pinv(jax.jacfwd(rows)(q)) @ rows(q)
-    return out, q_new, system.energy(q, v, t), system.energy(q_new, out.v, t), contact.gap_velocity(system, q_new, out.v)
+    return (
+        out,
+        q_new,
+        system.energy(q, v, t),
+        system.energy(q_new, out.v, t),
+        contact.gap_velocity(system, q_new, out.v),
+    )
 
 
 @eqx.filter_jit
@@ -287,8 +311,16 @@ def simulate_contact(
         raise ValueError("simulate_contact: fixed-step integration (rtol=None) needs dt0.")
     root_finder = optx.Newton(rtol=1e-12, atol=1e-9) if root_find else None
     f = lambda x: jnp.asarray(x, float)
-    static = dict(solver=solver, dt0=dt0, rtol=rtol, atol=atol, max_steps=max_steps, root_finder=root_finder,
-                  gap_tol=gap_tol, velocity_tol=velocity_tol)
+    static = dict(
+        solver=solver,
+        dt0=dt0,
+        rtol=rtol,
+        atol=atol,
+        max_steps=max_steps,
+        root_finder=root_finder,
+        gap_tol=gap_tol,
+        velocity_tol=velocity_tol,
+    )
 
     q, v, t = q0, v0, float(t0)
     g = np.asarray(contact.gaps(system, q))
@@ -310,7 +342,9 @@ def simulate_contact(
         seg = _segment(system, contact, stab, md, q, v, f(t), f(t1), **static)
         n = int(seg["n"])
         if not bool(seg["ok"]):
-            raise SolverError(f"simulate_contact: the ODE solver failed in phase {PHASE_NAMES[phase]} after t = {t:.9g} s.")
+            raise SolverError(
+                f"simulate_contact: the ODE solver failed in phase {PHASE_NAMES[phase]} after t = {t:.9g} s."
+            )
         n_segments += 1
         n_steps += int(seg["steps"])
         n_rejected += int(seg["rejected"])
@@ -376,9 +410,21 @@ def simulate_contact(
         system, contact, stab, ph_all, cat("anchor"), q_all, v_all, t_all
     )
     return ContactSolution(
-        t=t_all, q=q_all, v=v_all, phase=ph_all, lam_n=lam_n, lam_t=lam_t,
-        g_n=g_all[:, 0], g_t=g_all[:, 1], gd_n=gd_all[:, 0], gd_t=gd_all[:, 1], energy=energy,
-        residual=residual, switches=tuple(switches), n_steps=n_steps, n_rejected=n_rejected,
+        t=t_all,
+        q=q_all,
+        v=v_all,
+        phase=ph_all,
+        lam_n=lam_n,
+        lam_t=lam_t,
+        g_n=g_all[:, 0],
+        g_t=g_all[:, 1],
+        gd_n=gd_all[:, 0],
+        gd_t=gd_all[:, 1],
+        energy=energy,
+        residual=residual,
+        switches=tuple(switches),
+        n_steps=n_steps,
+        n_rejected=n_rejected,
         n_segments=n_segments,
     )
 
@@ -430,10 +476,18 @@ def first_contact(
     stab = Baumgarte(20.0, 20.0) if stabilization is None else stabilization
     solver = diffrax.Tsit5() if solver is None else solver
     sol = diffrax.diffeqsolve(
-        diffrax.ODETerm(_vector_field), solver, t0, t1, dt0, (q0, v0),
-        args=(system, contact, stab, mode(SEPARATION), jnp.zeros(2)), saveat=diffrax.SaveAt(t1=True),
-        stepsize_controller=_controller(rtol, atol), max_steps=max_steps,
-        event=_event(optx.Newton(rtol=1e-13, atol=1e-15), which=(0,)), throw=False,
+        diffrax.ODETerm(_vector_field),
+        solver,
+        t0,
+        t1,
+        dt0,
+        (q0, v0),
+        args=(system, contact, stab, mode(SEPARATION), jnp.zeros(2)),
+        saveat=diffrax.SaveAt(t1=True),
+        stepsize_controller=_controller(rtol, atol),
+        max_steps=max_steps,
+        event=_event(optx.Newton(rtol=1e-13, atol=1e-15), which=(0,)),
+        throw=False,
         adjoint=diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint,
     )
     hit = sol.result == diffrax.RESULTS.event_occurred
@@ -450,8 +504,9 @@ def first_contact(
     elif throw:
         t_c = eqx.error_if(t_c, inside, "first_contact: the contact point starts inside the surface (g_N < 0)")
         t_c = eqx.error_if(
-            t_c, gave_up, "first_contact: the integration gave up (max_steps reached) before t1; the contact "
+            t_c,
+            gave_up,
+            "first_contact: the integration gave up (max_steps reached) before t1; the contact "
             "time is unknown, not infinite; raise max_steps",
         )
     return t_c, sol.ys[0][0], sol.ys[1][0]
-

@@ -78,7 +78,7 @@ def multimode_zvd(omegas, zetas=None) -> Shaper:
     omegas = jnp.atleast_1d(jnp.asarray(omegas, float))
     zetas = jnp.zeros_like(omegas) if zetas is None else jnp.broadcast_to(jnp.asarray(zetas, float), omegas.shape)
     shaper = zvd(omegas[0], zetas[0])
-    for w, z in zip(omegas[1:], zetas[1:]):
+    for w, z in zip(omegas[1:], zetas[1:], strict=True):
         shaper = shaper.convolve(zvd(w, z))
     return shaper
 

@@ -186,9 +186,7 @@ class Trapezoidal(eqx.Module):
         self.duration = _check_duration("Trapezoidal", "duration", duration)
         self.accel_fraction = _check_duration("Trapezoidal", "accel_fraction", accel_fraction)
         if is_concrete(self.accel_fraction) and not float(self.accel_fraction) <= 0.5:
-            raise ValueError(
-                f"Trapezoidal: `accel_fraction` must lie in (0, 0.5], got {float(self.accel_fraction)}."
-            )
+            raise ValueError(f"Trapezoidal: `accel_fraction` must lie in (0, 0.5], got {float(self.accel_fraction)}.")
         self.start = _scalar("Trapezoidal", "start", start)
         self.initial = _scalar("Trapezoidal", "initial", initial)
 

@@ -6,7 +6,6 @@ $Q = (\partial r / \partial q)^T F$.
 """
 
 from collections.abc import Callable
-
 from typing import ClassVar
 
 import equinox as eqx
@@ -38,9 +37,9 @@ class AppliedTorque(AbstractForce):
 
     def force(self, bodies, qs, vs, t):
         tau = self.torque(t)
-        dtheta = [jax.grad(lambda q, b=b: planar_angle(b.axes(q)))(q) for b, q in zip(bodies, qs)]
+        dtheta = [jax.grad(lambda q, b=b: planar_angle(b.axes(q)))(q) for b, q in zip(bodies, qs, strict=True)]
         signs = (1.0, -1.0)
-        return tuple(s * tau * d for s, d in zip(signs, dtheta))
+        return tuple(s * tau * d for s, d in zip(signs, dtheta, strict=True))
 
     def potential_energy(self, bodies, qs, t):
         return jnp.zeros(())

@@ -104,8 +104,21 @@ class ClearanceJoint(AbstractStatefulForce):
     dim: ClassVar[int] = 2
 
     def __init__(
-        self, body_i, point_i, body_j, point_j, *, journal_radius, clearance=None, bearing_radius=None,
-        modulus=None, restitution=0.9, friction=0.0, v0=1e-4, v1=1e-3, exponent=1.5,
+        self,
+        body_i,
+        point_i,
+        body_j,
+        point_j,
+        *,
+        journal_radius,
+        clearance=None,
+        bearing_radius=None,
+        modulus=None,
+        restitution=0.9,
+        friction=0.0,
+        v0=1e-4,
+        v1=1e-3,
+        exponent=1.5,
         min_impact_velocity=1e-3,
     ):
         if (clearance is None) == (bearing_radius is None):
@@ -120,7 +133,11 @@ class ClearanceJoint(AbstractStatefulForce):
         self.journal_radius = as_leaf(journal_radius)
         if clearance is None:
             bearing = as_leaf(bearing_radius)
-            if is_concrete(bearing) and is_concrete(self.journal_radius) and float(bearing) < float(self.journal_radius):
+            if (
+                is_concrete(bearing)
+                and is_concrete(self.journal_radius)
+                and float(bearing) < float(self.journal_radius)
+            ):
                 raise ValueError(
                     f"ClearanceJoint: the bearing radius {float(bearing)} m is smaller than the journal radius "
                     f"{float(self.journal_radius)} m; the clearance c = R_i - R_j must be >= 0."
@@ -136,8 +153,17 @@ class ClearanceJoint(AbstractStatefulForce):
         self._check_values()
 
     def _check_values(self):
-        names = ("journal_radius", "clearance", "modulus", "restitution", "friction", "v0", "v1", "exponent",
-                 "min_impact_velocity")
+        names = (
+            "journal_radius",
+            "clearance",
+            "modulus",
+            "restitution",
+            "friction",
+            "v0",
+            "v1",
+            "exponent",
+            "min_impact_velocity",
+        )
         for name in names:
             check_shape("ClearanceJoint", name, getattr(self, name), ())
         if not all(is_concrete(getattr(self, n)) for n in names):
@@ -187,8 +213,11 @@ class ClearanceJoint(AbstractStatefulForce):
             return r_dot + radius * w * t  # Q_k = r_k + R_k n on a body turning at w
 
         vj = point_velocity(journal, qs[-1], vs[-1], self.point_j, self.journal_radius)
-        vi = 0.0 if bearing is None else point_velocity(bearing, qs[0], vs[0], self.point_i,
-                                                        self.journal_radius + self.clearance)
+        vi = (
+            0.0
+            if bearing is None
+            else point_velocity(bearing, qs[0], vs[0], self.point_i, self.journal_radius + self.clearance)
+        )
         dv = vj - vi
         return dv @ n, dv @ t
 

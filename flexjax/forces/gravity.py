@@ -36,7 +36,7 @@ class Gravity(AbstractForce):
         return -body.total_mass() * (self.g @ body.center_of_mass(q))
 
     def force(self, bodies, qs, vs, t):
-        return tuple(-jax.grad(lambda q, b=b: self._body_potential(b, q))(q) for b, q in zip(bodies, qs))
+        return tuple(-jax.grad(lambda q, b=b: self._body_potential(b, q))(q) for b, q in zip(bodies, qs, strict=True))
 
     def potential_energy(self, bodies, qs, t):
-        return sum((self._body_potential(b, q) for b, q in zip(bodies, qs)), jnp.zeros(()))
+        return sum((self._body_potential(b, q) for b, q in zip(bodies, qs, strict=True)), jnp.zeros(()))

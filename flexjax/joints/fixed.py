@@ -46,7 +46,9 @@ class FixedJoint(AbstractJoint):
         self.point_i = check_attachment_point("FixedJoint", "point_i", point_i)
         self.point_j = check_attachment_point("FixedJoint", "point_j", point_j)
         if body_j is None and self.point_j.shape != (dim,):
-            raise ValueError(f"FixedJoint: the ground point `point_j` must have shape ({dim},), got {self.point_j.shape}.")
+            raise ValueError(
+                f"FixedJoint: the ground point `point_j` must have shape ({dim},), got {self.point_j.shape}."
+            )
         default = 0.0 if dim == 2 else jnp.eye(3)
         self.relative_orientation = jnp.asarray(
             default if relative_orientation is None else relative_orientation, float

@@ -122,7 +122,9 @@ class RevoluteJoint3D(AbstractJoint):
         c = jnp.cross(a, b)
         ai = body_axes(bi, qi, 3)
         aj = body_axes(bj, qj, 3) @ self.axis_j
-        return jnp.concatenate([
-            _attachment(bi, qi, self.point_i) - _attachment(bj, qj, self.point_j),
-            jnp.stack([aj @ (ai @ b), aj @ (ai @ c)]),
-        ])
+        return jnp.concatenate(
+            [
+                _attachment(bi, qi, self.point_i) - _attachment(bj, qj, self.point_j),
+                jnp.stack([aj @ (ai @ b), aj @ (ai @ c)]),
+            ]
+        )

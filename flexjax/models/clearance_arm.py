@@ -93,8 +93,16 @@ def check_workspace(path: CirclePath, lengths=LINK_LENGTHS, samples: int = 721):
 
 
 def clearance_arm(
-    youngs=30e9, clearance=None, friction=0.1, *, path: CirclePath | None = None, gains=GAINS,
-    journal_radius=0.01, restitution=0.9, n_elements=N_ELEMENTS, modulus=None,
+    youngs=30e9,
+    clearance=None,
+    friction=0.1,
+    *,
+    path: CirclePath | None = None,
+    gains=GAINS,
+    journal_radius=0.01,
+    restitution=0.9,
+    n_elements=N_ELEMENTS,
+    modulus=None,
 ) -> System:
     """The arm of seed §4 as a `System` (link 1 = body 0, link 2 = body 1).
 
@@ -107,18 +115,37 @@ def clearance_arm(
     `ClearanceJoint` last.
     """
     path = CirclePath() if path is None else path
-    links = [AncfBeam2D(L, youngs=youngs, n_elements=n, **SECTION) for L, n in zip(LINK_LENGTHS, n_elements)]
+    links = [
+        AncfBeam2D(L, youngs=youngs, n_elements=n, **SECTION) for L, n in zip(LINK_LENGTHS, n_elements, strict=True)
+    ]
     joints = [AncfPin(0, 0, None, (0.0, 0.0))]
     pid = [
         PIDJointTorque(0, 0, JointReference(path, 0), gains["kp"][0], gains["ki"][0], gains["kd"][0]),
-        PIDJointTorque(1, 0, JointReference(path, 1), gains["kp"][1], gains["ki"][1], gains["kd"][1],
-                       reaction_body=0, reaction_node=-1),
+        PIDJointTorque(
+            1,
+            0,
+            JointReference(path, 1),
+            gains["kp"][1],
+            gains["ki"][1],
+            gains["kd"][1],
+            reaction_body=0,
+            reaction_node=-1,
+        ),
     ]
     if clearance is None:
         joints.append(AncfRevolute(0, -1, 1, 0))
         return System(links, joints, pid)
-    elbow = ClearanceJoint(0, (LINK_LENGTHS[0],), 1, (0.0,), journal_radius=journal_radius, clearance=clearance,
-                           friction=friction, restitution=restitution, modulus=modulus)
+    elbow = ClearanceJoint(
+        0,
+        (LINK_LENGTHS[0],),
+        1,
+        (0.0,),
+        journal_radius=journal_radius,
+        clearance=clearance,
+        friction=friction,
+        restitution=restitution,
+        modulus=modulus,
+    )
     return System(links, joints, pid + [elbow])
 
 
@@ -178,8 +205,9 @@ def simulate_arm(system: System, t1=DURATION, dt=1e-4, *, save_every=10, rho_inf
     """Run the arm from `clearance_arm_state` with generalized-α (ρ∞ = `rho_inf`)."""
     q0, v0 = clearance_arm_state(system)
     solver = GeneralizedAlpha(rho_inf=rho_inf)
-    return simulate(system, q0, v0, t1, dt, solver=solver, save_every=save_every, consistent=False, throw=throw,
-                    progress=progress)
+    return simulate(
+        system, q0, v0, t1, dt, solver=solver, save_every=save_every, consistent=False, throw=throw, progress=progress
+    )
 
 
 def penetration(system: System, q: Float[Array, " nq"]):

@@ -66,10 +66,12 @@ def flexible_slider_crank_state(system: System):
     n = beam.n_elements
     s = jnp.arange(n + 1) / n
     nodes_v = jnp.stack([jnp.zeros(n + 1), up * (1 - s), jnp.zeros(n + 1), jnp.full(n + 1, -up / beam.length)], 1)
-    q = jnp.concatenate([
-        jnp.array([0.0, 0.0, crank, 0.0]),
-        beam.straight_coordinates((crank, 0.0)),
-        jnp.stack([crank + beam.length, jnp.zeros_like(crank)]),
-    ])
+    q = jnp.concatenate(
+        [
+            jnp.array([0.0, 0.0, crank, 0.0]),
+            beam.straight_coordinates((crank, 0.0)),
+            jnp.stack([crank + beam.length, jnp.zeros_like(crank)]),
+        ]
+    )
     v = jnp.concatenate([jnp.stack([0.0, 0.0, 0.0, up]), nodes_v.reshape(-1), jnp.zeros(2)])
     return q, v

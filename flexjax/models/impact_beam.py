@@ -37,8 +37,9 @@ def _contact(mu, restitution):
     return PointSurfaceContact(0, (LENGTH,), (0.0, 0.0), SURFACE_NORMAL, mu=mu, restitution=restitution)
 
 
-def impact_beam(n_modes: int = 4, *, wc: bool = True, kinetic: str = "paper", youngs=YOUNGS, mu=MU,
-                restitution=0.0, g=G) -> tuple[System, PointSurfaceContact]:
+def impact_beam(
+    n_modes: int = 4, *, wc: bool = True, kinetic: str = "paper", youngs=YOUNGS, mu=MU, restitution=0.0, g=G
+) -> tuple[System, PointSurfaceContact]:
     r"""The seed §3 beam as a modal hub-beam and its tip contact.
 
     **Arguments:** `n_modes` transverse cantilever modes (static); `wc` keep the axial
@@ -48,8 +49,18 @@ def impact_beam(n_modes: int = 4, *, wc: bool = True, kinetic: str = "paper", yo
     **Returns:** `(system, contact)`; coordinates $[\theta, B_1..B_N]$.
     """
     rho_a = RHO * AREA
-    beam = ModalHubBeam(0.0, LENGTH, rho_a, youngs * AREA, youngs * SECOND_MOMENT, n_axial=0, n_transverse=n_modes,
-                        wc=wc, root="clamped", kinetic=kinetic)
+    beam = ModalHubBeam(
+        0.0,
+        LENGTH,
+        rho_a,
+        youngs * AREA,
+        youngs * SECOND_MOMENT,
+        n_axial=0,
+        n_transverse=n_modes,
+        wc=wc,
+        root="clamped",
+        kinetic=kinetic,
+    )
     return System([beam], [], [Gravity((0.0, -g))]), _contact(mu, restitution)
 
 
@@ -59,8 +70,9 @@ def impact_beam_state(n_modes: int = 4, theta0=THETA0):
     return q0, jnp.zeros(1 + n_modes)
 
 
-def impact_beam_ancf(n_elements: int = 4, *, youngs=YOUNGS, mu=MU, restitution=0.0,
-                     g=G) -> tuple[System, PointSurfaceContact]:
+def impact_beam_ancf(
+    n_elements: int = 4, *, youngs=YOUNGS, mu=MU, restitution=0.0, g=G
+) -> tuple[System, PointSurfaceContact]:
     """The seed §3 beam as `n_elements` planar ANCF elements pinned at node 0 to the origin."""
     beam = AncfBeam2D(LENGTH, RHO, AREA, SECOND_MOMENT, youngs, n_elements)
     return System([beam], [AncfPin(0, 0)], [Gravity((0.0, -g))]), _contact(mu, restitution)

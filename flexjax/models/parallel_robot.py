@@ -174,7 +174,7 @@ def check_workspace(path: CirclePath, geometry=GEOMETRY, samples: int = 721) -> 
     t = np.linspace(0.0, float(path.period), samples)
     points = np.asarray(jax.vmap(path)(jnp.asarray(t)))
     for k, phi in enumerate(CHAIN_AZIMUTHS):
-        ratio, tangential, _ = jax.vmap(lambda P: _k_ratio(P, phi, geometry))(jnp.asarray(points))
+        ratio, tangential, _ = jax.vmap(lambda P, phi=phi: _k_ratio(P, phi, geometry))(jnp.asarray(points))
         worst = int(np.argmax(np.abs(np.asarray(ratio))))
         if not np.all(np.abs(np.asarray(ratio)) <= K_MARGIN):
             raise ValueError(
@@ -233,8 +233,14 @@ def body_index(chain: int, part: str) -> int:
 
 
 def parallel_robot(
-    youngs=MATERIALS["rod_youngs"], *, rigid: bool = False, n_elements: int = 2, path: CirclePath | None = None,
-    geometry=GEOMETRY, materials=MATERIALS, poisson=None,
+    youngs=MATERIALS["rod_youngs"],
+    *,
+    rigid: bool = False,
+    n_elements: int = 2,
+    path: CirclePath | None = None,
+    geometry=GEOMETRY,
+    materials=MATERIALS,
+    poisson=None,
 ) -> System:
     r"""The 3-RRPaR robot as a `System`.
 
@@ -262,7 +268,9 @@ def parallel_robot(
     for k, phi in enumerate(CHAIN_AZIMUTHS):
         e, s = _frames(phi)
         arm, upper, rod_a, rod_b, lower = (body_index(k, p) for p in ("arm", "upper", "rod_a", "rod_b", "lower"))
-        bodies.append(RigidBody3D(materials["arm_mass"], _slender_inertia(materials["arm_mass"], La, 0.015), (La / 2, 0.0, 0.0)))
+        bodies.append(
+            RigidBody3D(materials["arm_mass"], _slender_inertia(materials["arm_mass"], La, 0.015), (La / 2, 0.0, 0.0))
+        )
         bodies.append(RigidBody3D(materials["bar_mass"], _slender_inertia(materials["bar_mass"], 2 * d, 0.005)))
         for _ in range(2):
             if rigid:
@@ -286,8 +294,9 @@ def parallel_robot(
                 else:
                     joints.append(AncfRevolute3D(rod, node_or_point, z, bar, point, z))
         # platform hinge: lower bar centre on C_i, axis s_i
-        joints.append(RevoluteJoint3D(lower, (0.0, 0.0, 0.0), x, body_index(0, "platform"),
-                                      geometry["platform_radius"] * e, s))
+        joints.append(
+            RevoluteJoint3D(lower, (0.0, 0.0, 0.0), x, body_index(0, "platform"), geometry["platform_radius"] * e, s)
+        )
         # seed eq. 26: rheonomic driver theta_i(t) from the inverse kinematics
         joints.append(DrivingConstraint(arm, ArmAngle(e), ActuatorAngle(path, k)))
     m_p = materials["platform_mass"]
@@ -306,7 +315,7 @@ def kinematic_state(system: System, t0: float = 0.0, path: CirclePath | None = N
     P = path(jnp.asarray(t0, float))
     theta = inverse_kinematics(P, geometry)
     E = elbow_positions(theta, geometry)
-    La, Lr, d = geometry["arm_length"], geometry["rod_length"], geometry["bar_half_length"]
+    Lr, d = geometry["rod_length"], geometry["bar_half_length"]
     zhat = jnp.array([0.0, 0.0, 1.0])
     parts = []
     for k, phi in enumerate(CHAIN_AZIMUTHS):
@@ -351,12 +360,31 @@ def solver(rigid: bool, rho_inf: float = 0.7, newton: str = "modified") -> Gener
     return GeneralizedAlpha(rho_inf=rho_inf, redundant=rigid, newton=newton)
 
 
-def run(system: System, t1: float, dt: float = 0.002, *, rigid: bool = False, save_every: int = 1,
-        path: CirclePath | None = None, throw: bool = True, progress: bool = False, newton: str = "modified"):
+def run(
+    system: System,
+    t1: float,
+    dt: float = 0.002,
+    *,
+    rigid: bool = False,
+    save_every: int = 1,
+    path: CirclePath | None = None,
+    throw: bool = True,
+    progress: bool = False,
+    newton: str = "modified",
+):
     """Simulate from `initial_state` with `solver(rigid, newton=newton)` (h = `dt`, seed: 0.002 s)."""
     q0, v0 = initial_state(system, path)
-    return simulate(system, q0, v0, t1, dt, solver=solver(rigid, newton=newton), save_every=save_every,
-                    throw=throw, progress=progress)
+    return simulate(
+        system,
+        q0,
+        v0,
+        t1,
+        dt,
+        solver=solver(rigid, newton=newton),
+        save_every=save_every,
+        throw=throw,
+        progress=progress,
+    )
 
 
 def platform_response(system: System, traj):
@@ -383,7 +411,7 @@ def rod_von_mises(system: System, q: Float[Array, " nq"], angles: int = 8) -> Fl
             R = rod.section.radius
             pts = jnp.stack(jnp.broadcast_arrays(s[:, None], R * jnp.cos(a)[None, :], R * jnp.sin(a)[None, :]), -1)
             qi = q[system.body_slice(i)]
-            vm = jax.vmap(lambda p: rod.von_mises(qi, p))(pts.reshape(-1, 3))
+            vm = jax.vmap(lambda p, rod=rod, qi=qi: rod.von_mises(qi, p))(pts.reshape(-1, 3))
             vals.append(jnp.max(vm))
         out.append(jnp.max(jnp.stack(vals)))
     return jnp.stack(out)

@@ -1,7 +1,11 @@
 from .base import AbstractDAESolver as AbstractDAESolver
 from .dae import simulate as simulate
-from .generalized_alpha import GAState as GAState, GeneralizedAlpha as GeneralizedAlpha, StepInfo as StepInfo
-from .ode import Baumgarte as Baumgarte, UdwadiaKalaba as UdwadiaKalaba
-from .smooth import simulate_ode as simulate_ode
+from .generalized_alpha import GAState as GAState
+from .generalized_alpha import GeneralizedAlpha as GeneralizedAlpha
+from .generalized_alpha import StepInfo as StepInfo
+from .ode import Baumgarte as Baumgarte
+from .ode import UdwadiaKalaba as UdwadiaKalaba
 from .rk4 import RK4 as RK4
-from .statics import StaticSolution as StaticSolution, solve_static as solve_static
+from .smooth import simulate_ode as simulate_ode
+from .statics import StaticSolution as StaticSolution
+from .statics import solve_static as solve_static

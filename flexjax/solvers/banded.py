@@ -102,8 +102,9 @@ def linear_solve(J: BandedMatrix, b: Float[Array, " n"]) -> Float[Array, " n"]:
     """$J^{-1} b$, differentiable in `J` and `b` (derivatives from the matrix-vector
     product; the factorization is reused for the tangent and transposed solves)."""
     F = factor(jax.lax.stop_gradient(J))
-    return jax.lax.custom_linear_solve(lambda x: matvec(J, x), b, solve=lambda _, r: solve(F, r),
-                                       transpose_solve=lambda _, r: solve_transpose(F, r))
+    return jax.lax.custom_linear_solve(
+        lambda x: matvec(J, x), b, solve=lambda _, r: solve(F, r), transpose_solve=lambda _, r: solve_transpose(F, r)
+    )
 
 
 # -- the block-tridiagonal kernels -------------------------------------------------------------

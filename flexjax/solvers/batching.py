@@ -84,7 +84,8 @@ def hoisted(fun, *args):
     closed, shapes = jax.make_jaxpr(fun, return_shape=True)(*args)
     out_tree = jax.tree_util.tree_structure(shapes)
     flat = lambda consts, *a: jax.tree_util.tree_unflatten(
-        out_tree, jax.core.eval_jaxpr(closed.jaxpr, consts, *jax.tree_util.tree_leaves(a)))
+        out_tree, jax.core.eval_jaxpr(closed.jaxpr, consts, *jax.tree_util.tree_leaves(a))
+    )
     return flat, list(closed.consts)
 
 
@@ -149,20 +150,22 @@ def batch_linearized(fun, params, ok=None):
             sel = mask if mask_batched else None
             first = jnp.argmax(mask) if mask_batched else 0
             x_bar = _representative(x, x_batched, sel, first)
-            c_bar = [_representative(c, b, sel, first) for c, b in zip(consts, c_batched)]
-            p_bar = [_representative(p, b, sel, first) for p, b in zip(p_leaves, p_batched)]
+            c_bar = [_representative(c, b, sel, first) for c, b in zip(consts, c_batched, strict=True)]
+            p_bar = [_representative(p, b, sel, first) for p, b in zip(p_leaves, p_batched, strict=True)]
             varying = [k for k in range(n_p) if p_batched[k] and jnp.issubdtype(p_leaves[k].dtype, jnp.inexact)]
 
             def at(floats):  # fun at the mean, with the varying parameter leaves replaced
                 leaves = list(p_bar)
-                for k, v in zip(varying, floats):
+                for k, v in zip(varying, floats, strict=True):
                     leaves[k] = v
                 return flat(c_bar, x_bar, jax.tree_util.tree_unflatten(p_tree, leaves))
 
             if not varying:
                 value = at([])
-                return ((value, jax.tree_util.tree_map(jnp.zeros_like, value), jnp.zeros((axis_size,), dtype)),
-                        (jax.tree_util.tree_map(lambda _: False, value),) * 2 + (True,))
+                return (
+                    (value, jax.tree_util.tree_map(jnp.zeros_like, value), jnp.zeros((axis_size,), dtype)),
+                    (jax.tree_util.tree_map(lambda _: False, value),) * 2 + (True,),
+                )
             dev = jnp.concatenate([(p_leaves[k] - p_bar[k]).reshape(axis_size, -1) for k in varying], axis=1)
             if sel is None:
                 spread = jnp.sqrt(jnp.mean(dev * dev, axis=0))

@@ -178,10 +178,22 @@ def _assemble(system, q0, v0, init, fail, saves, t0, h, save_every: int, outputs
     t = t0 + h * save_every * jnp.arange(q.shape[0])
     energy, res_q, res_v = _diagnostics(system, t, q, v)
     return Trajectory(
-        t=t, q=q, v=v, a=a, lam=lam, energy=energy, constraint_residual=res_q, velocity_residual=res_v,
+        t=t,
+        q=q,
+        v=v,
+        a=a,
+        lam=lam,
+        energy=energy,
+        constraint_residual=res_q,
+        velocity_residual=res_v,
         result=jnp.where(fail[0] >= 0, NEWTON_FAILED, SUCCESS),
-        failed_step=fail[0], failed_time=fail[1], failed_residual=fail[2],
-        newton_iterations=iters, event_time=jnp.array(jnp.inf), force_state=z, outputs=out,
+        failed_step=fail[0],
+        failed_time=fail[1],
+        failed_residual=fail[2],
+        newton_iterations=iters,
+        event_time=jnp.array(jnp.inf),
+        force_state=z,
+        outputs=out,
     )
 
 
@@ -196,8 +208,9 @@ def _whole_run(system, solver, q0, v0, t0, h, nsave: int, save_every: int, consi
     accelerations, the step loop, diagnostics and outputs."""
     q0, v0, res, init = _start(system, solver, q0, v0, t0, consistent)
     first = jnp.zeros((), int)
-    _, fail, saves = _advance(system, solver, init, _no_failure(q0.dtype), t0, h, first, nsave, save_every,
-                              checkpoint, outputs)
+    _, fail, saves = _advance(
+        system, solver, init, _no_failure(q0.dtype), t0, h, first, nsave, save_every, checkpoint, outputs
+    )
     return _assemble(system, q0, v0, init, fail, saves, t0, h, save_every, outputs), res
 
 
@@ -216,8 +229,9 @@ def _chunked_run(system, solver, q0, v0, t0, h, nsave, save_every, consistent, c
     with tqdm(total=n, unit="step", desc="generalized-alpha", leave=False) as bar:
         for c in range(nchunks):
             first = jnp.array(c * per_chunk * save_every, dtype=int)
-            state, fail, saves = _run_chunk(system, solver, state, fail, t0, h, first, per_chunk, save_every,
-                                            checkpoint, outputs)
+            state, fail, saves = _run_chunk(
+                system, solver, state, fail, t0, h, first, per_chunk, save_every, checkpoint, outputs
+            )
             chunks.append(saves)
             bar.update(per_chunk * save_every)
     saves = jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs), *chunks)

@@ -20,7 +20,6 @@ matrices).
 import jax
 import jax.numpy as jnp
 
-
 UNROLL_MAX = 32  # columns: a static loop lets XLA fuse across columns; bounded for compile time
 
 
@@ -87,4 +86,5 @@ def _solve_vmap(axis_size, in_batched, A, b):
 def solve(A, b):
     """$A^{-1} b$ for a square `A` and a vector `b`; under `vmap` see the module docstring."""
     return jax.lax.custom_linear_solve(
-        lambda x: A @ x, b, solve=lambda _, r: _solve(A, r), transpose_solve=lambda _, r: _solve(A.T, r))
+        lambda x: A @ x, b, solve=lambda _, r: _solve(A, r), transpose_solve=lambda _, r: _solve(A.T, r)
+    )

@@ -42,8 +42,18 @@ from . import dense, structure
 from .base import AbstractDAESolver
 from .batching import batch_linearized, batch_mean, max_abs
 from .implicit import implicit_root
-from .newton import (AbstractNewton, FullNewton, Increment, KeptMatrix, KeptNewton, factorize, kept_kind, linear_solve,
-                     rotate_matrix, rotation)
+from .newton import (
+    AbstractNewton,
+    FullNewton,
+    Increment,
+    KeptMatrix,
+    KeptNewton,
+    factorize,
+    kept_kind,
+    linear_solve,
+    rotate_matrix,
+    rotation,
+)
 
 _rotation, _rotate_matrix = rotation, rotate_matrix  # earlier private names
 
@@ -171,7 +181,8 @@ class GeneralizedAlpha(AbstractDAESolver):
       to (where it was formed, or the previous step's prediction) to this step's
       predicted position, which it then refers to; with `shared_matrix` both are the
       batch's mean positions (`batch_mean`); measured savings are in
-      docs/performance.md. Turning costs about one matrix-vector product per step: on a beam whose deformation changes its matrix
+      docs/performance.md. Turning costs about one matrix-vector product per step: on a beam
+      whose deformation changes its matrix
       more than its rotation does (the very flexible pendulum of the peer benchmark)
       it only adds that. The refresh rules are unchanged, so a poor fit (a pivot far from the
       origin, large deformations, constraint rows that are invariant scalars such as
@@ -204,8 +215,10 @@ class GeneralizedAlpha(AbstractDAESolver):
                 f"max_iter={self.max_iter}, rtol={self.rtol}, atol={self.atol}."
             )
         if not (self.newton in ("auto", "modified", "full") or isinstance(self.newton, AbstractNewton)):
-            raise ValueError("GeneralizedAlpha: `newton` must be 'auto', 'modified', 'full' or an AbstractNewton, "
-                             f"got {self.newton!r}.")
+            raise ValueError(
+                "GeneralizedAlpha: `newton` must be 'auto', 'modified', 'full' or an AbstractNewton, "
+                f"got {self.newton!r}."
+            )
         if not 0.0 < self.contraction_max < 1.0 or self.reuse_iterations < 1:
             raise ValueError("GeneralizedAlpha: need 0 < contraction_max < 1 and reuse_iterations >= 1.")
         kept = isinstance(self.strategy, KeptNewton)
@@ -243,15 +256,16 @@ class GeneralizedAlpha(AbstractDAESolver):
         """State at `t0` with consistent accelerations and multipliers."""
         qdd, lam = consistent_accelerations(system, q0, v0, t0, self.redundant)
         if self.corotate and (q0.shape[0] % 2 or lam.shape[0] % 2):
-            raise ValueError("GeneralizedAlpha: `corotate=True` needs (x, y) pairs: an even number of coordinates "
-                             f"and of constraint rows, got {q0.shape[0]} and {lam.shape[0]}.")
+            raise ValueError(
+                "GeneralizedAlpha: `corotate=True` needs (x, y) pairs: an even number of coordinates "
+                f"and of constraint rows, got {q0.shape[0]} and {lam.shape[0]}."
+            )
         n = q0.shape[0] + lam.shape[0] * (2 if self.index2 else 1)
         st = self._structure(system)
         kind = kept_kind(n, self.shared_matrix or self.corotate or self.redundant, st)
         kept = self.strategy.init(n, q0.dtype, kind, st)
         if self.corotate:
-            kept = eqx.tree_at(lambda k: k.ref, kept, self._frame_position(q0, True, True),
-                               is_leaf=lambda v: v is None)
+            kept = eqx.tree_at(lambda k: k.ref, kept, self._frame_position(q0, True, True), is_leaf=lambda v: v is None)
         return GAState(q=q0, v=v0, a=qdd, qdd=qdd, lam=lam, z=system.force_states(), kept=kept)
 
     def step(self, system, t, h, s: GAState, healthy=True, coupled=True) -> tuple[GAState, StepInfo]:
@@ -300,8 +314,9 @@ class GeneralizedAlpha(AbstractDAESolver):
         # with a kept matrix the mass block's scale is read at the step's start
         m_bar = max_abs(jnp.diagonal(system.mass(s.q))) if kept else None
         increment = Increment(nq, m, beta_h2, tol, m_bar)
-        fresh = (self._fresh_inverse(residual_of, system, s.kept.kind, self._structure(system), coupled)
-                 if kept else None)
+        fresh = (
+            self._fresh_inverse(residual_of, system, s.kept.kind, self._structure(system), coupled) if kept else None
+        )
         turn = None
         if self.corotate:
             position = lambda x, ok: self._frame_position(kinematics(x)[1], ok, coupled)
@@ -319,12 +334,12 @@ class GeneralizedAlpha(AbstractDAESolver):
             x, _, result = implicit_root(residual, x0, newton, self.tangent_refinements if kept else 0)
         else:
             # aux must be floating point: custom_root's JVP rule gives aux float tangents
-            x, result = jax.lax.custom_root(residual, x0, lambda f, x: _drop_p(newton(f, x)), self._tangent_solve,
-                                            has_aux=True)
+            x, result = jax.lax.custom_root(
+                residual, x0, lambda f, x: _drop_p(newton(f, x)), self._tangent_solve, has_aux=True
+            )
         qdd, lam = x[:nq], x[nq : nq + m]
         a1, q1, v1 = kinematics(x)
-        info = StepInfo(result.error <= 1.0, result.error, result.iterations.astype(int),
-                        result.jacobians.astype(int))
+        info = StepInfo(result.error <= 1.0, result.error, result.iterations.astype(int), result.jacobians.astype(int))
         # the kept matrix only steers Newton: no derivative
         kept_next = jax.lax.stop_gradient(result.kept) if kept else None
         return GAState(q=q1, v=v1, a=a1, qdd=qdd, lam=lam, z=z, kept=kept_next), info
@@ -348,8 +363,10 @@ class GeneralizedAlpha(AbstractDAESolver):
             if self.redundant:
                 return lambda x, ok: ((inverse(jax.jacfwd(lambda y: residual_of(system, y))(x).T),), None)
             if kind == "banded":  # coloured forward passes, about 2 x bandwidth instead of n
-                return lambda x, ok: (factorize(structure.jacobian(lambda y: residual_of(system, y), x, st), kind),
-                                      None)
+                return lambda x, ok: (
+                    factorize(structure.jacobian(lambda y: residual_of(system, y), x, st), kind),
+                    None,
+                )
             return lambda x, ok: (factorize(jax.jacfwd(lambda y: residual_of(system, y))(x), kind), None)
         params, rest = eqx.partition(system, eqx.is_inexact_array)
         jacobian = lambda x, p: jax.jacfwd(lambda y: residual_of(eqx.combine(p, rest), y))(x)

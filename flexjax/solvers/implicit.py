@@ -109,19 +109,21 @@ def implicit_root(residual, x0, solve, refinements: int):
         x, P, aux = solve_fn(sc, x0)
         P = jax.lax.stop_gradient(P)
         # only the closed-over values that carry a derivative (symbolic zeros elsewhere)
-        moving = [not isinstance(t, SymbolicZero) and jnp.issubdtype(jnp.result_type(c), jnp.inexact)
-                  for c, t in zip(rc, drc)]
+        moving = [
+            not isinstance(t, SymbolicZero) and jnp.issubdtype(jnp.result_type(c), jnp.inexact)
+            for c, t in zip(rc, drc, strict=True)
+        ]
 
         def f(x, *diff):
             it = iter(diff)
-            return res_fn([next(it) if mv else c for c, mv in zip(rc, moving)], x)
+            return res_fn([next(it) if mv else c for c, mv in zip(rc, moving, strict=True)], x)
 
         # one linearization in x and the moving values together: cheaper than
         # separate ones (custom_root's way), although rhs and matvec each feed zeros
-        diff = [c for c, mv in zip(rc, moving) if mv]
+        diff = [c for c, mv in zip(rc, moving, strict=True) if mv]
         _, f_lin = jax.linearize(f, x, *diff)
         zeros = [jnp.zeros_like(c) for c in diff]
-        rhs = f_lin(jnp.zeros_like(x), *[t for t, mv in zip(drc, moving) if mv])
+        rhs = f_lin(jnp.zeros_like(x), *[t for t, mv in zip(drc, moving, strict=True) if mv])
         matvec = lambda v: f_lin(v, *zeros)
         if refinements == 0:
             # the exact matrix, formed from the forward linearization; the transposed
@@ -129,9 +131,11 @@ def implicit_root(residual, x0, solve, refinements: int):
             dx = -dense.solve(jax.jacfwd(matvec)(jnp.zeros_like(x)), rhs)
         else:
             dx = -jax.lax.custom_linear_solve(
-                matvec, rhs,
+                matvec,
+                rhs,
                 solve=lambda A, b: refined_solve(A, b, P, refinements),
-                transpose_solve=lambda At, b: refined_solve(At, b, P.T, refinements))
+                transpose_solve=lambda At, b: refined_solve(At, b, P.T, refinements),
+            )
         zero_like = lambda t: jax.tree_util.tree_map(_zero_tangent, t)
         return (x, P, aux), (dx, zero_like(P), zero_like(aux))
 

@@ -36,7 +36,6 @@ from jaxtyping import Array, Float
 from . import banded, dense
 from .batching import batch_any, max_abs, sum_last, update_where
 
-
 # A kept matrix converges linearly: its iterate's error is about the estimate, where a
 # Newton step's is far below the increment it accepts. Velocity errors of h^-1 times that
 # accumulate over the steps (a pendulum rattling in a 1 um clearance joint drifted 1e-5 m
@@ -105,8 +104,11 @@ def _lu_solve(factor, b, trans):
     import jax.scipy.linalg as jsl
 
     # lu_solve wants right-hand sides as columns
-    return jsl.lu_solve(factor, b.T if b.ndim > 1 else b, trans=trans).T if b.ndim > 1 else \
-        jsl.lu_solve(factor, b, trans=trans)
+    return (
+        jsl.lu_solve(factor, b.T if b.ndim > 1 else b, trans=trans).T
+        if b.ndim > 1
+        else jsl.lu_solve(factor, b, trans=trans)
+    )
 
 
 def kept_kind(n: int, inverse_only: bool, st=None) -> str:
@@ -196,8 +198,18 @@ class AbstractNewton(eqx.Module):
         """The kept state before the first step (`None` if it keeps nothing)."""
 
     @abc.abstractmethod
-    def solve(self, residual, x0, increment: Increment, max_iter: int, kept, fresh, turn=None, least_squares=False,
-              healthy=True):
+    def solve(
+        self,
+        residual,
+        x0,
+        increment: Increment,
+        max_iter: int,
+        kept,
+        fresh,
+        turn=None,
+        least_squares=False,
+        healthy=True,
+    ):
         r"""`(x, NewtonResult)` for `residual(x) = 0` from `x0`. `kept` is the carried
         state, `fresh(x, ok) -> (factor, coord)` forms a new kept matrix at `x` (a shared
         one from the samples where `ok`); `turn`, with `corotate`: `(position,
@@ -261,8 +273,9 @@ class KeptNewton(AbstractNewton):
             factor = (jnp.zeros((n, n), dtype), jnp.zeros((n,), jnp.int32))
         else:
             factor = (jnp.zeros((n, 2 * n if self.shared else n), dtype),)
-        return KeptMatrix(factor=factor, valid=jnp.zeros((), dtype), coord=jnp.zeros((), dtype) if self.shared else None,
-                          kind=kind)
+        return KeptMatrix(
+            factor=factor, valid=jnp.zeros((), dtype), coord=jnp.zeros((), dtype) if self.shared else None, kind=kind
+        )
 
     def solve(self, residual, x0, increment, max_iter, kept, fresh, turn=None, least_squares=False, healthy=True):
         n = x0.shape[0]
@@ -300,8 +313,7 @@ class KeptNewton(AbstractNewton):
                 (matrix, ref), refreshed = update_where(need, make, x, (matrix, ref))
                 refreshed = jnp.broadcast_to(refreshed, it.shape)
             else:  # formed for the batch if any sample asks; only those that asked take it
-                (matrix, ref), _ = update_where(need, lambda x: _select(need, make(x), (matrix, ref)), x,
-                                                (matrix, ref))
+                (matrix, ref), _ = update_where(need, lambda x: _select(need, make(x), (matrix, ref)), x, (matrix, ref))
                 refreshed = need
             factor, coord = matrix
             r = residual(x)
@@ -328,8 +340,9 @@ class KeptNewton(AbstractNewton):
         start = ((factor, kept.coord), predicted if turn is not None else kept.ref)
         x, scalars, matrix, ref = jax.lax.while_loop(cond, body, (x0, scalars, *start))
         njac = scalars[..., 4]
-        kept = KeptMatrix(factor=matrix[0], coord=matrix[1], ref=ref, valid=jnp.maximum(kept.valid, njac > 0),
-                          kind=kept.kind)
+        kept = KeptMatrix(
+            factor=matrix[0], coord=matrix[1], ref=ref, valid=jnp.maximum(kept.valid, njac > 0), kind=kept.kind
+        )
         return x, NewtonResult(scalars[..., 1], scalars[..., 0], njac, kept)
 
 
@@ -350,7 +363,7 @@ def _select_leaves(need, new, old):
 def _select_leaves_vmap(axis_size, in_batched, need, new, old):
     need_b, new_b, old_b = in_batched
     out = []
-    for a, b, ab, bb in zip(new, old, new_b, old_b):
+    for a, b, ab, bb in zip(new, old, new_b, old_b, strict=True):
         if not (need_b or ab or bb):
             out.append(a)
             continue
@@ -358,7 +371,7 @@ def _select_leaves_vmap(axis_size, in_batched, need, new, old):
         b = b if bb else jnp.broadcast_to(b, (axis_size,) + b.shape)
         flag = need if need_b else jnp.broadcast_to(need, (axis_size,))
         out.append(jnp.where(flag.reshape((axis_size,) + (1,) * (a.ndim - 1)), a, b))
-    return out, [bool(need_b or ab or bb) for ab, bb in zip(new_b, old_b)]
+    return out, [bool(need_b or ab or bb) for ab, bb in zip(new_b, old_b, strict=True)]
 
 
 def rotation(q_ref, q):

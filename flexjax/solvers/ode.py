@@ -19,9 +19,8 @@ $b = \gamma - 2\alpha\dot\Phi - \beta^2\Phi$:
 import equinox as eqx
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
-from jaxtyping import Array, Float
-
 import numpy as np
+from jaxtyping import Array, Float
 
 from .._checks import check_shape, is_concrete
 
@@ -42,8 +41,9 @@ def stabilized_rows(system, q, v, t, alpha, beta):
     (first-order drift $\dot\psi + 2\alpha\psi = 0$)."""
     A, b = system.acceleration_constraints(q, v, t)
     Phi = system.constraints(q, t)
-    drift = jnp.concatenate([2 * alpha * system.constraint_velocity(q, v, t) + beta**2 * Phi,
-                             2 * alpha * system.nonholonomic(q, v, t)])
+    drift = jnp.concatenate(
+        [2 * alpha * system.constraint_velocity(q, v, t) + beta**2 * Phi, 2 * alpha * system.nonholonomic(q, v, t)]
+    )
     return A, b - drift
 
 

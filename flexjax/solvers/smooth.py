@@ -25,8 +25,9 @@ def _vector_field(t, y, args):
 
 
 @eqx.filter_jit
-def _solve(system, form, solver, q0, v0, t0, t1, ts, dt0, controller, max_steps, event_fn, adjoint, outputs,
-           consistent):
+def _solve(
+    system, form, solver, q0, v0, t0, t1, ts, dt0, controller, max_steps, event_fn, adjoint, outputs, consistent
+):
     res = (jnp.zeros((), q0.dtype), jnp.zeros((), q0.dtype))
     if consistent:  # projection in the same compiled program (System.consistent_state)
         q0, v0, *res = _project(system, q0, v0, t0, CONSISTENT_MAX_ITER)
@@ -71,13 +72,22 @@ def _solve(system, form, solver, q0, v0, t0, t1, ts, dt0, controller, max_steps,
     mask = lambda x: jnp.where(finite.reshape((-1,) + (1,) * (x.ndim - 1)), x, jnp.inf)
     out = None if outputs is None else jax.tree_util.tree_map(mask, jax.vmap(outputs)(tt, qs, vs))
     return Trajectory(
-        t=t_saved, q=q, v=v, a=mask(qdd), lam=mask(lam), energy=mask(energy),
-        constraint_residual=mask(res_q), velocity_residual=mask(res_v),
-        result=jnp.where(ok, SUCCESS, ODE_FAILED), failed_step=jnp.array(-1),
-        failed_time=jnp.where(ok, jnp.nan, t_fail), failed_residual=jnp.array(0.0),
+        t=t_saved,
+        q=q,
+        v=v,
+        a=mask(qdd),
+        lam=mask(lam),
+        energy=mask(energy),
+        constraint_residual=mask(res_q),
+        velocity_residual=mask(res_v),
+        result=jnp.where(ok, SUCCESS, ODE_FAILED),
+        failed_step=jnp.array(-1),
+        failed_time=jnp.where(ok, jnp.nan, t_fail),
+        failed_residual=jnp.array(0.0),
         newton_iterations=jnp.zeros(t_saved.shape, int),
         event_time=jnp.where(sol.result == diffrax.RESULTS.event_occurred, t_end, jnp.inf),
-        force_state=jnp.zeros((t_saved.shape[0], 0)), outputs=out,
+        force_state=jnp.zeros((t_saved.shape[0], 0)),
+        outputs=out,
     ), tuple(res)
 
 
@@ -135,8 +145,16 @@ def simulate_ode(
         raise ValueError("simulate_ode: fixed-step integration (rtol=None) needs dt0.")
     ts = check_ode_arguments("simulate_ode", system, t0, t1, ts, dt0, rtol, atol, max_steps)
     # the augmented matrix of the Baumgarte form is singular with redundant constraints
-    check_start("simulate_ode", system, q0, v0, t0, consistent=consistent, need_full_rank=isinstance(form, Baumgarte),
-                remedy="Use form=UdwadiaKalaba(...), which handles redundant constraints.")
+    check_start(
+        "simulate_ode",
+        system,
+        q0,
+        v0,
+        t0,
+        consistent=consistent,
+        need_full_rank=isinstance(form, Baumgarte),
+        remedy="Use form=UdwadiaKalaba(...), which handles redundant constraints.",
+    )
     ts = jnp.linspace(t0, t1, 201) if ts is None else ts
     if rtol is None:
         controller = diffrax.ConstantStepSize()
@@ -151,8 +169,21 @@ def simulate_ode(
         adjoint = diffrax.RecursiveCheckpointAdjoint(checkpoints=max(nsteps, 1) + 1)
     adjoint = diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint
     traj, res = _solve(
-        system, form, solver, q0, v0, jnp.asarray(t0, float), jnp.asarray(t1, float), ts, dt0,
-        controller, max_steps, event, adjoint, outputs, consistent,
+        system,
+        form,
+        solver,
+        q0,
+        v0,
+        jnp.asarray(t0, float),
+        jnp.asarray(t1, float),
+        ts,
+        dt0,
+        controller,
+        max_steps,
+        event,
+        adjoint,
+        outputs,
+        consistent,
     )
     if consistent:
         traj = check_projection(traj, *res)

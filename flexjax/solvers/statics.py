@@ -62,9 +62,9 @@ def _forces(system, q, t):
         [b.force(q[system.body_slice(i)], v[system.body_slice(i)], t) for i, b in enumerate(system.bodies)]
     )
     external = jnp.zeros_like(q)
-    for f, idx in zip(system.force_elements, system.force_bodies):
+    for f, idx in zip(system.force_elements, system.force_bodies, strict=True):
         Qs = f.force(tuple(system.bodies[i] for i in idx), parts(q, idx), parts(v, idx), t)
-        for i, Qi in zip(idx, Qs):
+        for i, Qi in zip(idx, Qs, strict=True):
             external = external.at[system.body_slice(i)].add(Qi)
     return internal, external
 
@@ -159,14 +159,20 @@ def solve_static(
     x, (err, iters, res) = _solve(structural(system), x0, factors, jnp.asarray(t, q0.dtype), rtol, atol, max_iter)
     failed = ~(err <= 1.0)
     sol = StaticSolution(
-        q=x[: system.nq], lam=x[system.nq :], load_factors=factors, iterations=iters.astype(int),
-        error=err, residual=res, result=jnp.where(jnp.any(failed), NEWTON_FAILED, SUCCESS),
+        q=x[: system.nq],
+        lam=x[system.nq :],
+        load_factors=factors,
+        iterations=iters.astype(int),
+        error=err,
+        residual=res,
+        result=jnp.where(jnp.any(failed), NEWTON_FAILED, SUCCESS),
     )
     if not throw:
         return sol
     if not is_concrete(sol.result):
         q = eqx.error_if(
-            sol.q, sol.result != SUCCESS,
+            sol.q,
+            sol.result != SUCCESS,
             "solve_static: Newton did not converge in a load step; rerun with throw=False and "
             "inspect error/residual, or use more load steps",
         )
@@ -181,8 +187,11 @@ def solve_static(
             f"(load factor {float(factors[k]):.4g}) after {int(sol.iterations[k])} iterations: "
             f"scaled increment {float(err[k]):.3e} (must be <= 1), max |residual| "
             f"{float(res[k]):.3e}; "
-            + ("likely cause: " + "; ".join(causes) + "." if causes else
-               "use more load steps, a better q0, or check that the structure is statically "
-               "determinate (no free rigid-body motion).")
+            + (
+                "likely cause: " + "; ".join(causes) + "."
+                if causes
+                else "use more load steps, a better q0, or check that the structure is statically "
+                "determinate (no free rigid-body motion)."
+            )
         )
     return sol

@@ -93,8 +93,10 @@ class NewtonStructure:
         if sorted(self.order + self.border) != list(range(self.n)):
             raise ValueError("NewtonStructure: `order` and `border` must split range(n).")
         if not (0 <= self.bandwidth <= self.block and self.block >= 1 and self.order):
-            raise ValueError(f"NewtonStructure: need 0 <= bandwidth <= block and a non-empty band, got "
-                             f"bandwidth {self.bandwidth}, block {self.block}, {len(self.order)} band unknowns.")
+            raise ValueError(
+                f"NewtonStructure: need 0 <= bandwidth <= block and a non-empty band, got "
+                f"bandwidth {self.bandwidth}, block {self.block}, {len(self.order)} band unknowns."
+            )
 
     @property
     def nblocks(self) -> int:
@@ -183,8 +185,14 @@ def value_and_jacobian(residual, x: Float[Array, " n"], st: NewtonStructure) -> 
     p, q, inside, pad = st._block_entries
     # band entry (p, q) is the lane of q's colour at row p
     blocks = jnp.where(inside, cols[q % w, order[p]], jnp.asarray(pad, cols.dtype))
-    return value, BandedMatrix(blocks, _pad_rows(cols[w : w + nb][:, order].T, st),
-                               _pad_rows(rows[:, order].T, st).T, rows[:, border], cols[-1], st)
+    return value, BandedMatrix(
+        blocks,
+        _pad_rows(cols[w : w + nb][:, order].T, st),
+        _pad_rows(rows[:, order].T, st).T,
+        rows[:, border],
+        cols[-1],
+        st,
+    )
 
 
 def from_dense(A: Float[Array, "n n"], st: NewtonStructure) -> BandedMatrix:
@@ -192,8 +200,14 @@ def from_dense(A: Float[Array, "n n"], st: NewtonStructure) -> BandedMatrix:
     order, border = np.asarray(st.order), np.asarray(st.border, int)
     p, q, inside, pad = st._block_entries
     blocks = jnp.where(inside, A[order[p], order[q]], jnp.asarray(pad, A.dtype))
-    return BandedMatrix(blocks, _pad_rows(A[order][:, border], st), _pad_rows(A[border][:, order].T, st).T,
-                        A[border][:, border], A @ jnp.asarray(probe_direction(st.n), A.dtype), st)
+    return BandedMatrix(
+        blocks,
+        _pad_rows(A[order][:, border], st),
+        _pad_rows(A[border][:, order].T, st).T,
+        A[border][:, border],
+        A @ jnp.asarray(probe_direction(st.n), A.dtype),
+        st,
+    )
 
 
 def matvec(J: BandedMatrix, v: Float[Array, " n"]) -> Float[Array, " n"]:
@@ -230,8 +244,9 @@ def _pad_rows(X, st):
 
 
 # -- the structure ---------------------------------------------------------------------------
-def newton_structure(system, index2: bool = False, *, min_size: int = MIN_SIZE,
-                     lane_ratio: float = LANE_RATIO) -> NewtonStructure | None:
+def newton_structure(
+    system, index2: bool = False, *, min_size: int = MIN_SIZE, lane_ratio: float = LANE_RATIO
+) -> NewtonStructure | None:
     r"""The structure of the generalized-α Newton matrix of `system`, or `None` where dense
     storage is the better choice: fewer than `min_size` unknowns, a band or border so wide
     that the compressed Jacobian would need more than $n$/`lane_ratio` passes, or
@@ -288,15 +303,16 @@ def _layout(system):
             cliques.append(blocks[b])
         else:
             o = system.offsets[b]
-            cliques += [tuple(range(o + e, o + e + chain.width)) for e in range(0, body.ncoords - chain.width + 1,
-                                                                                  chain.stride)]
+            cliques += [
+                tuple(range(o + e, o + e + chain.width)) for e in range(0, body.ncoords - chain.width + 1, chain.stride)
+            ]
         if body.nconstraints:
             constraints.append((body.nconstraints, blocks[b]))
     for joint in system.joints:
         node_i, node_j = joint.attached_nodes
         touched = read(joint.body_i, node_i) + (() if joint.body_j is None else read(joint.body_j, node_j))
         constraints.append((joint.nconstraints, tuple(sorted(set(touched)))))
-    for f, bodies in zip(system.force_elements, system.force_bodies):
+    for f, bodies in zip(system.force_elements, system.force_bodies, strict=True):
         if not f.separable:
             cliques.append(tuple(sorted(set().union(*(blocks[b] for b in bodies)))))
     cliques += [c for _, c in constraints if c]
@@ -415,4 +431,3 @@ def _reverse_cuthill_mckee(n, i, j, active):
         visited[component] = True
         order.append(component)
     return np.concatenate(order)[::-1] if order else np.zeros(0, int)
-
