@@ -156,8 +156,8 @@ def bench(a):
             float(np.max(np.abs(np.asarray(b, float) - np.stack([np.asarray(l, float) for l in ls]))))
             for b, ls in zip(
                 jax.tree_util.tree_leaves(out),
-                zip(*[jax.tree_util.tree_leaves(o) for o in loop], strict=True),
-                strict=True,
+                zip(*[jax.tree_util.tree_leaves(o) for o in loop], strict=False),
+                strict=False,
             )
         )
         rows.append(
@@ -185,7 +185,7 @@ def bench(a):
 def _table(rows, cols):
     cells = [[h for h, _ in cols]] + [[f(r) for _, f in cols] for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(len(cols))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=False)) for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 

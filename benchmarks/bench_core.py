@@ -177,7 +177,7 @@ def _table(rows, cols):
     cells = [[h for h, _ in cols]] + [[f(r) for _, f in cols] for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(len(cols))]
     lines = [
-        "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+        "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=False)))
         for row in cells
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))

@@ -447,7 +447,7 @@ def exudyn_spinup(n, t1, h, rho_inf, omega_s):
         lambda mbs, t, i, o: float(np.cos(hub_angle(t, omega_s))) - 1.0,
         lambda mbs, t, i, o: float(np.sin(hub_angle(t, omega_s))),
     )
-    for coord, uf in zip((2, 3), offsets, strict=True):
+    for coord, uf in zip((2, 3), offsets, strict=False):
         m = mbs.AddMarker(eii.MarkerNodeCoordinate(nodeNumber=info["nodes"][0], coordinate=coord))
         mbs.AddObject(eii.CoordinateConstraint(markerNumbers=[m_ground, m], offsetUserFunction=uf))
     mbs.Assemble()

@@ -421,7 +421,7 @@ def slider_crank_exudyn(t1, h, rho_inf):
 
     def build(mbs):
         info = exudyn_cable(mbs, rod, (crank, 0.0), gravity=g)
-        for node, vel in zip(info["nodes"], v_nodes, strict=True):
+        for node, vel in zip(info["nodes"], v_nodes, strict=False):
             mbs.SetNodeParameter(node, "initialVelocities", vel.tolist())
         s_node = mbs.AddNode(eii.NodePoint2D(referenceCoordinates=np.asarray(q0[-2:]).tolist()))
         s_body = mbs.AddObject(eii.MassPoint2D(mass=float(slider.mass), nodeNumber=s_node))
@@ -433,7 +433,7 @@ def slider_crank_exudyn(t1, h, rho_inf):
         drive = exudyn_coordinate_constraints(mbs, info["nodes"][0], [0, 1])
 
         def pre_step(mbs, k):
-            for c, d in zip(drive, displacement[k + 1], strict=True):
+            for c, d in zip(drive, displacement[k + 1], strict=False):
                 mbs.SetObjectParameter(c, "offset", float(d))
 
         vary = lambda mbs, mass: mbs.SetObjectParameter(s_body, "mass", mass)
@@ -481,7 +481,7 @@ def arm_exudyn(t1, h, rho_inf):
         # torque on the driven side: -(Kp (theta - offset) + Kd (omega - velocityOffset) + torque)
         joints = [
             mbs.AddObject(eii.TorsionalSpringDamper(markerNumbers=list(m), stiffness=kp, damping=kd))
-            for m, (kp, _, kd) in zip(pairs, gains, strict=True)
+            for m, (kp, _, kd) in zip(pairs, gains, strict=False)
         ]
         integral = [0.0, 0.0]
 
@@ -597,11 +597,11 @@ def chain_exudyn(t1, h, rho_inf):
             exudyn_cable(mbs, b, (i * CHAIN["length"], 0.0), gravity=(0.0, -G), pinned=i == 0)
             for i, b in enumerate(links)
         ]
-        for a, b in zip(infos[:-1], infos[1:], strict=True):
+        for a, b in zip(infos[:-1], infos[1:], strict=False):
             exudyn_pin(mbs, a["nodes"][-1], b["nodes"][0])
 
         def vary(mbs, youngs):
-            for info, link in zip(infos, links, strict=True):
+            for info, link in zip(infos, links, strict=False):
                 exudyn_set_youngs(mbs, info, link, youngs)
 
         return lambda mbs: node_position(mbs, infos[-1]["nodes"][-1]), None, lambda: None, vary

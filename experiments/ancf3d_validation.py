@@ -243,10 +243,10 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     summary: dict[str, float] = {}
     arrays = {}
     for name, section in SECTIONS.items():
-        for key, err in zip(("axial", "tip_y", "tip_z", "uniform_y", "torsion"), static_errors(section), strict=True):
+        for key, err in zip(("axial", "tip_y", "tip_z", "uniform_y", "torsion"), static_errors(section), strict=False):
             summary[f"{name}_{key}_rel_err"] = float(err)
         keys = [f"f{k}_{p}" for p in "yz" for k in (1, 2, 3)] + ["f_torsion"]
-        for key, err in zip(keys, frequency_errors(section), strict=True):
+        for key, err in zip(keys, frequency_errors(section), strict=False):
             summary[f"{name}_{key}_rel_err"] = float(err)
     with warnings.catch_warnings():  # the locking warning: measured here on purpose
         warnings.simplefilter("ignore")

@@ -87,7 +87,7 @@ def _figure(runs, names, labels, title, path):
     for r, (what, unit, i) in enumerate(rows):
         for c in range(2):
             ax = axes[r, c]
-            for name, label in zip(names, labels, strict=True):
+            for name, label in zip(names, labels, strict=False):
                 t, y = runs[name][0], runs[name][i]
                 ax.plot(t, y[:, c], label=label, lw=0.9)
             comp = ("x", "y")[c] if i < 3 else ("τ1", "τ2")[c]
@@ -121,7 +121,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         **{
             f"{k}_{f}": v
             for k, r in runs.items()
-            for f, v in zip(("t", "error", "accel", "torque", "pen"), r, strict=True)
+            for f, v in zip(("t", "error", "accel", "torque", "pen"), r, strict=False)
             if v is not None
         },
     )

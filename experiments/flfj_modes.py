@@ -101,7 +101,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
             + [f"f{i}_modal_Hz" for i in range(1, NMODES + 1)]
             + [f"f{i}_fe_Hz" for i in range(1, NMODES + 1)]
         )
-        for k, a, b in zip(ks, f_sweep, fe_sweep, strict=True):
+        for k, a, b in zip(ks, f_sweep, fe_sweep, strict=False):
             wr.writerow([("inf" if np.isinf(k) else f"{k:g}")] + [f"{x:.8g}" for x in a] + [f"{x:.8g}" for x in b])
 
     # mode shapes at k = 1 (Fig. 6): modal vs FE nodal values

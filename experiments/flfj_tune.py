@@ -154,7 +154,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         axes[0].plot(t, theta, style, label=lab)
         axes[1].plot(t, 1e3 * tip, style, label=lab)
         axes[2].plot(t, tau, style, label=lab)
-    for a, yl in zip(axes, ("theta [rad]", "tip deflection [mm]", "torque [N m]"), strict=True):
+    for a, yl in zip(axes, ("theta [rad]", "tip deflection [mm]", "torque [N m]"), strict=False):
         a.axvline(t_window, color="k", lw=0.5)
         a.set_xlabel("t [s]")
         a.set_ylabel(yl)

@@ -60,7 +60,7 @@ def _contact_episodes(sol):
     if idx.size == 0:
         return []
     episodes, start = [], idx[0]
-    for a, b in zip(idx[:-1], idx[1:], strict=True):
+    for a, b in zip(idx[:-1], idx[1:], strict=False):
         if sol.t[b] - sol.t[a] > MACRO_GAP:
             episodes.append((start, a))
             start = b

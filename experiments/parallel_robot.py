@@ -150,7 +150,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     fields = ("t", "position", "velocity", "acceleration", "von_mises")
     np.savez_compressed(
         out_dir / "runs.npz",
-        **{f"{k}_{f}": v for k, r in runs.items() for f, v in zip(fields, r, strict=True) if v is not None},
+        **{f"{k}_{f}": v for k, r in runs.items() for f, v in zip(fields, r, strict=False) if v is not None},
     )
     for index, what, unit, fig, file in (
         (1, "displacement", "m", "Fig. 8", "fig8_displacement.png"),

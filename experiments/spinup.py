@@ -164,6 +164,6 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     with open(out_dir / "spinup.csv", "w") as fh:
         fh.write("case,t_s,tip_m\n")
         for tag, t, tip in rows:
-            for a, b in zip(t, tip, strict=True):
+            for a, b in zip(t, tip, strict=False):
                 fh.write(f"{tag},{a:.6g},{b:.8g}\n")
     return summary

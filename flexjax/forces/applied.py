@@ -39,7 +39,7 @@ class AppliedTorque(AbstractForce):
         tau = self.torque(t)
         dtheta = [jax.grad(lambda q, b=b: planar_angle(b.axes(q)))(q) for b, q in zip(bodies, qs, strict=True)]
         signs = (1.0, -1.0)
-        return tuple(s * tau * d for s, d in zip(signs, dtheta, strict=True))
+        return tuple(s * tau * d for s, d in zip(signs, dtheta, strict=False))
 
     def potential_energy(self, bodies, qs, t):
         return jnp.zeros(())
