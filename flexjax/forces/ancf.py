@@ -105,7 +105,7 @@ class AncfNodeTorque(AbstractForce):
         signs = (1.0, -1.0)
         return tuple(
             s * tau * jax.grad(lambda q, b=b, k=k: _angle(b, q, k))(q)
-            for s, b, q, k in zip(signs, bodies, qs, nodes, strict=True)
+            for s, b, q, k in zip(signs, bodies, qs, nodes, strict=False)
         )
 
     def potential_energy(self, bodies, qs, t):
