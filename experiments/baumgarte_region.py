@@ -110,7 +110,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     n_grid = 151 if quick else 401
-    rk4 = st.RK4
+    rk4 = st.RK4_TABLEAU
     rec = st.recommend(rk4, H, MARGIN)
     alpha_extent = -st.leftmost_point(rk4).real / H
     bnd = st.region_boundary(rk4, H, np.linspace(0.0, alpha_extent, 801))

@@ -88,7 +88,7 @@ def _slider_crank(quick, steps, progress):
     system = models.slider_crank()
     q0, v0 = models.slider_crank_state()
     loss, msd = tune.baumgarte_objective(system, q0, v0, t_end, SLIDER_H)
-    rec = stability.recommend(stability.RK4, SLIDER_H, 0.5)
+    rec = stability.recommend(stability.RK4_TABLEAU, SLIDER_H, 0.5)
     # start well inside the region: the recommended pair scaled down ten times
     start = jnp.log(jnp.array([rec.alpha, rec.beta]) / 10)
     best, _ = tune.minimize(loss, start, optax.adam(LEARNING_RATE), steps, progress=progress)

@@ -46,7 +46,7 @@ def amplification(method, alpha, beta, h):
 
 def choose_pairs(h=H, margin=MARGIN):
     """Stable and unstable (alpha, beta) for RK4 at step `h` (see the module docstring)."""
-    rk4 = stability.RK4
+    rk4 = stability.RK4_TABLEAU
     rec = stability.recommend(rk4, h, margin)
     a, b = rec.alpha, rec.beta
     # first-order root -2 alpha must satisfy the same margin: |R(-2 alpha h / (1 - m))| <= 1
@@ -107,7 +107,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         summary[f"divergence_time_{name}"] = (
             float(np.asarray(ts)[np.argmin(finite)]) if not finite.all() else float(t_end)
         )
-        summary[f"amplification_{name}"] = amplification(stability.RK4, alpha, beta, H)
+        summary[f"amplification_{name}"] = amplification(stability.RK4_TABLEAU, alpha, beta, H)
     summary.update(alpha_stable=stable[0], beta_stable=stable[1], alpha_unstable=unstable[0], beta_unstable=unstable[1])
     err = {k: np.asarray(models.path_error(tr.q, tr.t, lookahead=LOOKAHEAD)) for k, tr in runs.items()}
     summary["path_error_max_stable"] = float(np.max(np.abs(err["stable"])))

@@ -157,7 +157,7 @@ def baumgarte_objective(
     from .analysis import stability
     from .solvers import RK4, UdwadiaKalaba, simulate_ode
 
-    method = stability.RK4 if method is None else method
+    method = stability.RK4_TABLEAU if method is None else method
     ts = jnp.linspace(0.0, t1, round(t1 / h) + 1)
 
     def mean_square_drift(alpha, beta):

@@ -26,15 +26,15 @@ def roots(alpha, beta):
 
 
 def test_rk4_polynomial_coefficients():
-    np.testing.assert_allclose(st.RK4.coefficients(), [1, 1, 1 / 2, 1 / 6, 1 / 24], rtol=1e-15)
+    np.testing.assert_allclose(st.RK4_TABLEAU.coefficients(), [1, 1, 1 / 2, 1 / 6, 1 / 24], rtol=1e-15)
     z = np.array([0.3 + 0.2j, -2.0, 1.5j, -1.1 - 0.7j])
-    np.testing.assert_allclose(st.RK4.stability_function(z), rk4_R(z), rtol=1e-15)
-    assert st.RK4.linear_order() == 4
+    np.testing.assert_allclose(st.RK4_TABLEAU.stability_function(z), rk4_R(z), rtol=1e-15)
+    assert st.RK4_TABLEAU.linear_order() == 4
 
 
 def test_euler_and_heun_polynomials():
-    np.testing.assert_allclose(st.EULER.coefficients(), [1, 1], atol=0)
-    np.testing.assert_allclose(st.HEUN.coefficients(), [1, 1, 0.5], atol=0)
+    np.testing.assert_allclose(st.EULER_TABLEAU.coefficients(), [1, 1], atol=0)
+    np.testing.assert_allclose(st.HEUN_TABLEAU.coefficients(), [1, 1, 0.5], atol=0)
 
 
 def test_rk4_axis_limits():
@@ -42,16 +42,16 @@ def test_rk4_axis_limits():
     cubic = np.roots([1 / 24, 1 / 6, 1 / 2, 1])
     x_ref = cubic[np.abs(cubic.imag) < 1e-12].real.min()
     assert x_ref == pytest.approx(-2.785293563, abs=1e-9)
-    assert st.real_axis_limit(st.RK4) == pytest.approx(x_ref, rel=1e-13)
+    assert st.real_axis_limit(st.RK4_TABLEAU) == pytest.approx(x_ref, rel=1e-13)
     # |R(iy)|^2 = 1 - y^6/72 + y^8/576, so |R(iy)| = 1 at y^2 = 8
-    assert st.imaginary_axis_limit(st.RK4) == pytest.approx(2 * math.sqrt(2), rel=1e-13)
+    assert st.imaginary_axis_limit(st.RK4_TABLEAU) == pytest.approx(2 * math.sqrt(2), rel=1e-13)
 
 
 @pytest.mark.parametrize(
     "method, real_ref, imag_ref",
     [
-        (st.EULER, -2.0, 0.0),  # |1 + iy| > 1 for every y != 0
-        (st.HEUN, -2.0, 0.0),  # |R(iy)|^2 = 1 + y^4/4
+        (st.EULER_TABLEAU, -2.0, 0.0),  # |1 + iy| > 1 for every y != 0
+        (st.HEUN_TABLEAU, -2.0, 0.0),  # |R(iy)|^2 = 1 + y^4/4
         # Bosh3's R is the RK3 polynomial: |R(iy)|^2 = 1 - y^4/12 + y^6/36 -> y = sqrt(3)
         (st.from_diffrax(diffrax.Bosh3()), None, math.sqrt(3)),
     ],
@@ -112,58 +112,58 @@ def test_hand_checkable_pairs_rk4():
     # (10, 100): lambda = -10 +- i sqrt(9900), h lambda = -1 +- 9.95i, far outside
     bad = max(abs(rk4_R(h * roots(10.0, 100.0))))
     assert bad > 300
-    assert not bool(st.is_admissible(st.RK4, 10.0, 100.0, h))
-    assert float(st.drift_amplification(st.RK4, 10.0, 100.0, h)) == pytest.approx(bad, rel=1e-12)
+    assert not bool(st.is_admissible(st.RK4_TABLEAU, 10.0, 100.0, h))
+    assert float(st.drift_amplification(st.RK4_TABLEAU, 10.0, 100.0, h)) == pytest.approx(bad, rel=1e-12)
     # (5, 5): double root -5, h lambda = -0.5, R = 0.6067708...
     good = max(abs(rk4_R(h * roots(5.0, 5.0))))
     assert good == pytest.approx(1 - 0.5 + 0.125 - 0.125 / 6 + 0.0625 / 24, rel=1e-6)
-    assert bool(st.is_admissible(st.RK4, 5.0, 5.0, h))
+    assert bool(st.is_admissible(st.RK4_TABLEAU, 5.0, 5.0, h))
     # (0, 20): undamped, h lambda = +-2i: |R(2i)|^2 = 1 - 64/72 + 256/576 = 5/9
-    assert float(st.drift_amplification(st.RK4, 0.0, 20.0, h)) == pytest.approx(math.sqrt(5 / 9), rel=1e-13)
-    assert bool(st.is_admissible(st.RK4, 0.0, 20.0, h))
-    assert not bool(st.is_admissible(st.RK4, 0.0, 29.0, h))  # 2.9 > 2 sqrt 2
+    assert float(st.drift_amplification(st.RK4_TABLEAU, 0.0, 20.0, h)) == pytest.approx(math.sqrt(5 / 9), rel=1e-13)
+    assert bool(st.is_admissible(st.RK4_TABLEAU, 0.0, 20.0, h))
+    assert not bool(st.is_admissible(st.RK4_TABLEAU, 0.0, 29.0, h))  # 2.9 > 2 sqrt 2
 
 
 def test_critical_line_edge_is_the_real_axis_limit():
-    h, x = 0.05, -st.real_axis_limit(st.RK4)
+    h, x = 0.05, -st.real_axis_limit(st.RK4_TABLEAU)
     a = x / h  # double root at the real-axis limit
     ok = st.is_admissible(
-        st.RK4, jnp.array([a * (1 - 1e-9), a * (1 + 1e-6)]), jnp.array([a * (1 - 1e-9), a * (1 + 1e-6)]), h
+        st.RK4_TABLEAU, jnp.array([a * (1 - 1e-9), a * (1 + 1e-6)]), jnp.array([a * (1 - 1e-9), a * (1 + 1e-6)]), h
     )
     assert ok.tolist() == [True, False]
 
 
 def test_region_boundary_closed_forms():
     h = 0.1
-    X = -st.real_axis_limit(st.RK4) / h
+    X = -st.real_axis_limit(st.RK4_TABLEAU) / h
     alpha = np.array([0.0, 0.6 * X, 0.8 * X, 0.95 * X])
-    bnd = st.region_boundary(st.RK4, h, alpha)
+    bnd = st.region_boundary(st.RK4_TABLEAU, h, alpha)
     # alpha = 0: roots +-i beta, admissible up to the imaginary-axis limit
     assert bnd.beta_upper[0] == pytest.approx(2 * math.sqrt(2) / h, rel=1e-12)
     # X/2 < alpha <= X (real roots): -alpha - sqrt(alpha^2 - beta^2) >= -X  <=>  beta^2 >= 2 alpha X - X^2
     np.testing.assert_allclose(bnd.beta_lower[1:], np.sqrt(2 * alpha[1:] * X - X**2), rtol=1e-11)
     assert bnd.beta_lower[0] == 0.0
     # the grid agrees with the boundary
-    grid = st.region_grid(st.RK4, h, 1.2 * X, 35.0, 121)
+    grid = st.region_grid(st.RK4_TABLEAU, h, 1.2 * X, 35.0, 121)
     b = np.broadcast_to(np.asarray(grid.beta)[None, :], grid.admissible.shape)
-    bg = st.region_boundary(st.RK4, h, np.asarray(grid.alpha))
+    bg = st.region_boundary(st.RK4_TABLEAU, h, np.asarray(grid.alpha))
     inside = (b >= bg.beta_lower[:, None]) & (b <= bg.beta_upper[:, None])
     np.testing.assert_array_equal(np.asarray(grid.admissible), inside)
 
 
 def test_recommended_pair_is_admissible_with_margin():
     h, m = 0.1, 0.2
-    rec = st.recommend(st.RK4, h, margin=m)
+    rec = st.recommend(st.RK4_TABLEAU, h, margin=m)
     # RK4's leftmost region point is its real-axis limit: critical damping at (1 - m) X / h
     x_ref = 2.785293563405282
     assert rec.alpha == pytest.approx((1 - m) * x_ref / h, rel=1e-11)  # recommend shrinks by 1e-12
     assert rec.beta == pytest.approx(rec.alpha, rel=1e-12)
     assert rec.decay_rate == pytest.approx(rec.alpha, rel=1e-12)
     assert rec.amplification == pytest.approx(abs(rk4_R(-(1 - m) * x_ref)), rel=1e-10)
-    assert bool(st.is_admissible(st.RK4, rec.alpha, rec.beta, h))
+    assert bool(st.is_admissible(st.RK4_TABLEAU, rec.alpha, rec.beta, h))
     # inside with the margin, and the margin is tight (the pair is the fastest such pair)
-    assert bool(st.is_admissible(st.RK4, rec.alpha / (1 - m), rec.beta / (1 - m), h))
-    assert not bool(st.is_admissible(st.RK4, 1.001 * rec.alpha / (1 - m), 1.001 * rec.beta / (1 - m), h))
+    assert bool(st.is_admissible(st.RK4_TABLEAU, rec.alpha / (1 - m), rec.beta / (1 - m), h))
+    assert not bool(st.is_admissible(st.RK4_TABLEAU, 1.001 * rec.alpha / (1 - m), 1.001 * rec.beta / (1 - m), h))
 
 
 def polynomial_method(gamma):
@@ -176,7 +176,7 @@ def polynomial_method(gamma):
 
 @pytest.mark.parametrize(
     "method, off_axis",
-    [(st.RK4, False), (polynomial_method([1.0, 1.0, 0.243, 0.04]), True)],
+    [(st.RK4_TABLEAU, False), (polynomial_method([1.0, 1.0, 0.243, 0.04]), True)],
     ids=["rk4", "off-axis-cubic"],
 )
 def test_recommendation_beats_brute_force_search(method, off_axis):
@@ -210,16 +210,16 @@ def test_recommendation_scales_with_one_over_h():
 def test_deadbeat_pairs_hit_zeros_of_R():
     h = 0.1
     # Euler R = 1 + z: zero at -1 -> critical pair 1/h; Heun R = 1 + z + z^2/2: zeros -1 +- i
-    assert st.deadbeat_pairs(st.EULER, h) == [pytest.approx((10.0, 10.0), rel=1e-14)]
-    assert st.deadbeat_pairs(st.HEUN, h) == [pytest.approx((10.0, 10 * math.sqrt(2)), rel=1e-14)]
+    assert st.deadbeat_pairs(st.EULER_TABLEAU, h) == [pytest.approx((10.0, 10.0), rel=1e-14)]
+    assert st.deadbeat_pairs(st.HEUN_TABLEAU, h) == [pytest.approx((10.0, 10 * math.sqrt(2)), rel=1e-14)]
     # RK4: the zeros of the hand-written quartic with negative real part
     z = np.roots([1 / 24, 1 / 6, 1 / 2, 1, 1])
     z = z[z.imag > 0]
     ref = sorted(((-w.real / h, abs(w) / h) for w in z), key=lambda p: p[1])
-    pairs = st.deadbeat_pairs(st.RK4, h)
+    pairs = st.deadbeat_pairs(st.RK4_TABLEAU, h)
     np.testing.assert_allclose(pairs, ref, rtol=1e-12)
     for alpha, beta in pairs:
-        assert float(st.drift_amplification(st.RK4, alpha, beta, h)) < 1e-13
+        assert float(st.drift_amplification(st.RK4_TABLEAU, alpha, beta, h)) < 1e-13
 
 
 def test_decay_rate_closed_form():
@@ -235,13 +235,13 @@ def test_decay_rate_closed_form():
 def test_jit_vmap_and_grad():
     h = 0.1
     alpha, beta = jnp.linspace(0.0, 30.0, 7), jnp.linspace(1.0, 31.0, 7)
-    eager = st.is_admissible(st.RK4, alpha, beta, h)
-    jitted = jax.jit(lambda a, b: st.is_admissible(st.RK4, a, b, h))(alpha, beta)
-    mapped = jax.vmap(lambda a, b: st.drift_amplification(st.RK4, a, b, h))(alpha, beta)
+    eager = st.is_admissible(st.RK4_TABLEAU, alpha, beta, h)
+    jitted = jax.jit(lambda a, b: st.is_admissible(st.RK4_TABLEAU, a, b, h))(alpha, beta)
+    mapped = jax.vmap(lambda a, b: st.drift_amplification(st.RK4_TABLEAU, a, b, h))(alpha, beta)
     np.testing.assert_array_equal(eager, jitted)
-    np.testing.assert_allclose(mapped, st.drift_amplification(st.RK4, alpha, beta, h), rtol=1e-15)
+    np.testing.assert_allclose(mapped, st.drift_amplification(st.RK4_TABLEAU, alpha, beta, h), rtol=1e-15)
     # gradient of the discrete decay factor (a tuning penalty) against central differences
-    f = lambda a: st.drift_amplification(st.RK4, a, 12.0, h)
+    f = lambda a: st.drift_amplification(st.RK4_TABLEAU, a, 12.0, h)
     fd = (f(4.0 + 1e-6) - f(4.0 - 1e-6)) / 2e-6
     assert float(jax.grad(f)(4.0)) == pytest.approx(float(fd), rel=1e-7)
     assert np.isfinite(float(jax.grad(f)(12.0)))  # critical damping: guarded square root
@@ -253,14 +253,14 @@ def test_jit_vmap_and_grad():
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: st.is_admissible(st.RK4, 1.0, 1.0, 0.0), "step h must be positive"),
-        (lambda: st.is_admissible(st.RK4, 1.0, 1.0, -0.1), "step h must be positive"),
-        (lambda: st.is_admissible(st.RK4, -1.0, 1.0, 0.1), "`alpha` must be non-negative"),
-        (lambda: st.is_admissible(st.RK4, 1.0, jnp.array([1.0, -2.0]), 0.1), "`beta` must be non-negative"),
-        (lambda: st.recommend(st.RK4, -0.1), "step h must be positive"),
-        (lambda: st.recommend(st.RK4, 0.1, margin=1.0), "margin must lie in"),
-        (lambda: st.region_grid(st.RK4, 0.0), "step h must be positive"),
-        (lambda: st.region_boundary(st.RK4, 0.1, [-1.0]), "`alpha` must be non-negative"),
+        (lambda: st.is_admissible(st.RK4_TABLEAU, 1.0, 1.0, 0.0), "step h must be positive"),
+        (lambda: st.is_admissible(st.RK4_TABLEAU, 1.0, 1.0, -0.1), "step h must be positive"),
+        (lambda: st.is_admissible(st.RK4_TABLEAU, -1.0, 1.0, 0.1), "`alpha` must be non-negative"),
+        (lambda: st.is_admissible(st.RK4_TABLEAU, 1.0, jnp.array([1.0, -2.0]), 0.1), "`beta` must be non-negative"),
+        (lambda: st.recommend(st.RK4_TABLEAU, -0.1), "step h must be positive"),
+        (lambda: st.recommend(st.RK4_TABLEAU, 0.1, margin=1.0), "margin must lie in"),
+        (lambda: st.region_grid(st.RK4_TABLEAU, 0.0), "step h must be positive"),
+        (lambda: st.region_boundary(st.RK4_TABLEAU, 0.1, [-1.0]), "`alpha` must be non-negative"),
         (lambda: st.ExplicitRungeKutta([[0, 0]], [1, 0], [0, 1]), "square s x s"),
         (lambda: st.ExplicitRungeKutta([[0, 0], [1, 0]], [1.0], [0, 1]), "`b` must have length s = 2"),
         (lambda: st.ExplicitRungeKutta([[0, 0], [1, 0]], [0.5, 0.5], [0]), "`c` must have length s = 2"),
@@ -278,10 +278,10 @@ def test_implicit_diffrax_solver_rejected():
 
 
 def test_plots_write_png(tmp_path):
-    rec = st.recommend(st.RK4, 0.1)
-    p1 = st.plot_region(st.RK4, 0.1, tmp_path / "region.png", n=41, pairs={"(10, 100)": (10.0, 100.0)})
+    rec = st.recommend(st.RK4_TABLEAU, 0.1)
+    p1 = st.plot_region(st.RK4_TABLEAU, 0.1, tmp_path / "region.png", n=41, pairs={"(10, 100)": (10.0, 100.0)})
     p2 = st.plot_stability_region(
-        [st.RK4, st.HEUN], tmp_path / "plane.png", h=0.1, pairs={"recommended": (rec.alpha, rec.beta)}
+        [st.RK4_TABLEAU, st.HEUN_TABLEAU], tmp_path / "plane.png", h=0.1, pairs={"recommended": (rec.alpha, rec.beta)}
     )
     for p in (p1, p2):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -291,7 +291,7 @@ def test_experiment_summary_contract(tmp_path):
     from experiments import baumgarte_region, check_summary
 
     s = check_summary(baumgarte_region.run(tmp_path, quick=True))
-    rec = st.recommend(st.RK4, s["h"], s["margin"])
+    rec = st.recommend(st.RK4_TABLEAU, s["h"], s["margin"])
     assert s["alpha_recommended"] == rec.alpha and s["beta_recommended"] == rec.beta
     assert s["real_axis_limit"] == pytest.approx(-2.785293563, abs=1e-9)
     assert s["imaginary_axis_limit"] == pytest.approx(2 * math.sqrt(2), rel=1e-12)
