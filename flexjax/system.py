@@ -153,8 +153,20 @@ class System(eqx.Module):
 
     def forces(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: Scalar) -> Float[Array, " nq"]:
         """Generalized forces $Q(q, \\dot q, t)$: body internal forces plus force elements."""
+        return self.element_forces(q, v, t, self.body_forces(q, v, t))
+
+    def body_forces(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: Scalar) -> Float[Array, " nq"]:
+        """The bodies' own generalized forces (elastic, damping, quadratic velocity)."""
         self._check_q(q)
-        Q = jnp.concatenate([b.force(self._part(q, i), self._part(v, i), t) for i, b in enumerate(self.bodies)])
+        return jnp.concatenate([b.force(self._part(q, i), self._part(v, i), t) for i, b in enumerate(self.bodies)])
+
+    def element_forces(
+        self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: Scalar, start: Float[Array, " nq"] | None = None
+    ) -> Float[Array, " nq"]:
+        """The force elements' generalized forces (gravity, loads, springs, contacts),
+        added to `start` (default zeros)."""
+        self._check_q(q)
+        Q = jnp.zeros_like(q) if start is None else start
         for f, idx in zip(self.force_elements, self.force_bodies, strict=True):
             parts = f.force(
                 tuple(self.bodies[i] for i in idx),

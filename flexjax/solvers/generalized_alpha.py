@@ -35,11 +35,11 @@ from typing import ClassVar
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Bool, Float, Int
+from jaxtyping import Array, Float
 
 from .._checks import is_concrete
 from . import dense, structure
-from .base import AbstractDAESolver
+from .base import AbstractDAESolver, AbstractDAEState, StepInfo
 from .batching import batch_linearized, batch_mean, max_abs
 from .implicit import implicit_root
 from .newton import (
@@ -51,19 +51,14 @@ from .newton import (
     factorize,
     kept_kind,
     linear_solve,
-    rotate_matrix,
-    rotation,
 )
 
-_rotation, _rotate_matrix = rotation, rotate_matrix  # earlier private names
 
-
-class GAState(eqx.Module):
-    r"""Loop state: positions `q`, velocities `v`, pseudo-accelerations `a`, true
-    accelerations `qdd`, multipliers `lam`, the states `z` of the stateful force
-    elements used in the last step (`System.force_states`), and what the Newton
-    strategy keeps between steps (`newton.KeptMatrix` for `KeptNewton`, `None` for
-    `FullNewton`)."""
+class GAState(AbstractDAEState):
+    r"""Loop state: the declared `q, v, qdd, lam, z` (`AbstractDAEState`), the
+    pseudo-accelerations `a` of the Newmark formulas, and what the Newton strategy keeps
+    between steps (`kept`: a `newton.KeptMatrix` for `KeptNewton`; `FullNewton` keeps
+    nothing, `None`)."""
 
     q: Float[Array, " nq"]
     v: Float[Array, " nq"]
@@ -72,17 +67,6 @@ class GAState(eqx.Module):
     lam: Float[Array, " m"]
     z: tuple = ()
     kept: KeptMatrix | None = None
-
-
-class StepInfo(eqx.Module):
-    """Newton diagnostics of one step: `converged`, scaled `error` (<= 1 when
-    converged), `iterations`, and `jacobians`: Newton matrices formed in the step
-    (equal to `iterations` with `newton="full"`)."""
-
-    converged: Bool[Array, ""]
-    error: Float[Array, ""]
-    iterations: Int[Array, ""]
-    jacobians: Int[Array, ""]
 
 
 def consistent_accelerations(system, q, v, t, least_squares: bool = False):
@@ -177,7 +161,7 @@ class GeneralizedAlpha(AbstractDAESolver):
       angle. A body that swings without deforming much therefore keeps nearly the
       same matrix *in a frame that turns with it*: at the start of each step the kept
       inverse is turned, $J_0^{-1} \leftarrow T J_0^{-1} T^T$, with $T$ the
-      least-squares rotation about the origin (`_rotation`) from the position it refers
+      least-squares rotation about the origin (`newton.rotation`) from the position it refers
       to (where it was formed, or the previous step's prediction) to this step's
       predicted position, which it then refers to; with `shared_matrix` both are the
       batch's mean positions (`batch_mean`); measured savings are in
