@@ -193,10 +193,6 @@ class System(eqx.Module):
         r"""Constraint Jacobian $\Phi_q$ by forward-mode autodiff."""
         return jax.jacfwd(self.constraints)(q, t)
 
-    def constraints_t(self, q, t) -> Float[Array, " m"]:
-        r"""$\Phi_t = \partial \Phi / \partial t$."""
-        return jax.jvp(lambda s: self.constraints(q, s), (t,), (jnp.ones_like(t),))[1]
-
     def constraint_velocity(self, q, v, t) -> Float[Array, " m"]:
         r"""$\dot\Phi = \Phi_q \dot q + \Phi_t$."""
         t = jnp.asarray(t, q.dtype)
@@ -242,14 +238,6 @@ class System(eqx.Module):
             psi_dot = jax.jvp(lambda qq, tt: self.nonholonomic(qq, v, tt), (q, t), (v, jnp.ones_like(t)))[1]
             A, b = jnp.concatenate([A, psi_v]), jnp.concatenate([b, -psi_dot])
         return A, b
-
-    def forces_q(self, q, v, t) -> Float[Array, "nq nq"]:
-        """$\\partial Q / \\partial q$ by autodiff."""
-        return jax.jacfwd(self.forces, argnums=0)(q, v, t)
-
-    def forces_v(self, q, v, t) -> Float[Array, "nq nq"]:
-        """$\\partial Q / \\partial \\dot q$ by autodiff."""
-        return jax.jacfwd(self.forces, argnums=1)(q, v, t)
 
     # -- discrete force-element states -------------------------------------------------
     @property

@@ -24,7 +24,7 @@ contraction says it pays and kept across iterations and steps otherwise
 Gradients: forward and reverse mode differentiate each step's *solution* by the
 implicit function theorem ($dx = -R_x^{-1} R_p\, dp$) instead of unrolling the
 iterations; this is exact at the converged point and costs one extra linear solve per
-step (`flexjax.solvers.implicit.implicit_root`: with a kept matrix, its tangent solves
+step (`flexjax.solvers._implicit.implicit_root`: with a kept matrix, its tangent solves
 start from it and refine on the measured error; with full Newton the tangent matrix
 is formed and factored; with `redundant`, `jax.lax.custom_root` and least squares).
 """
@@ -38,10 +38,10 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .._checks import is_concrete
-from . import dense, structure
+from . import _dense as dense, _structure as structure
+from ._batching import batch_linearized, batch_mean, max_abs
+from ._implicit import implicit_root
 from .base import AbstractDAESolver, AbstractDAEState, StepInfo
-from .batching import batch_linearized, batch_mean, max_abs
-from .implicit import implicit_root
 from .newton import (
     AbstractNewton,
     FullNewton,
@@ -128,7 +128,7 @@ class GeneralizedAlpha(AbstractDAESolver):
       residual, instead of forming $R_x$ by autodiff and factoring it. They stop
       when the estimated error is below $10^{-13}$ relative; if the first step shows
       that this cannot be reached in time, or it was not, the exact matrix is formed
-      and factored instead (`flexjax.solvers.implicit.refined_solve`). `0` always
+      and factored instead (`flexjax.solvers._implicit.refined_solve`). `0` always
       forms the exact matrix. Not used with `redundant` (a singular $R_x$).
     - `shared_matrix`: with a kept matrix, under `vmap` form one Newton matrix for the
       whole batch instead of one per sample: the residual's Jacobian $\bar J$ at the

@@ -19,8 +19,8 @@ from .._structural import structural
 from ..results import RESULTS
 from ..system import CONSISTENT_MAX_ITER, System, _project, check_projection, velocity_residuals
 from ..trajectory import Trajectory, check_result
+from ._batching import batch_any
 from .base import AbstractDAESolver
-from .batching import batch_any
 from .generalized_alpha import GeneralizedAlpha
 
 

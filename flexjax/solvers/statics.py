@@ -17,7 +17,7 @@ anything else (a prescribed displacement, one load but not another), call
 `q` as `q0`.
 
 **Derivatives.** Each Newton solve is wrapped in `implicit_root` (exact tangent
-solves, `flexjax.solvers.implicit`), so `jax.grad`,
+solves, `flexjax.solvers._implicit`), so `jax.grad`,
 `jax.jvp` and `jax.vmap` give exact derivatives of the equilibrium by the implicit
 function theorem, $dx = -R_x^{-1} R_p\,dp$, not by unrolling iterations.
 """
@@ -33,7 +33,7 @@ from .._structural import structural
 from ..results import RESULTS
 from ..system import System
 from ..trajectory import SolverError
-from .implicit import implicit_root
+from ._implicit import implicit_root
 from .newton import FullNewton
 
 
