@@ -14,7 +14,7 @@ For the rigid double pendulum and the slider-crank, integrated with
     compiling `System.consistent_state` and `_diagnostics`, and `solver.init`, which runs
     op by op (each primitive is compiled on its first use).
   * "AOT chunk": `_run_chunk.lower(*args).compile()` for the jitted loop
-    (`flexjax.solvers.dae._run_chunk`, an `eqx.filter_jit` function) alone, with the
+    (`flexjax.solvers.simulate._run_chunk`, an `eqx.filter_jit` function) alone, with the
     arguments that `simulate` passes it (tracing + lowering + XLA compile).
   Each compile is timed in its own fresh interpreter (the script reruns itself with the
   internal `--worker` option), so no number reuses traces or executables of another.
@@ -48,7 +48,7 @@ import jax.numpy as jnp
 
 import flexjax
 from flexjax import models
-from flexjax.solvers.dae import _run_chunk
+from flexjax.solvers.simulate import _run_chunk
 
 DT = 1e-3
 

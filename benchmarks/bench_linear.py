@@ -10,9 +10,9 @@ the straight beam swinging at random small velocities, n = 4 (elements + 1) + 2 
 
 - dense: `jax.jacfwd` of the residual (n forward passes), LU factorization with partial
   pivoting (LAPACK, `jax.scipy.linalg.lu_factor`) and one solve (`lu_solve`);
-- banded: `flexjax.solvers.structure.jacobian` (a compressed Jacobian: 2b + 2 forward
+- banded: `flexjax.solvers._structure.jacobian` (a compressed Jacobian: 2b + 2 forward
   passes for the half-bandwidth b of the reverse Cuthill-McKee order, one of them the
-  pattern check), `flexjax.solvers.banded.factor` (block-tridiagonal elimination with
+  pattern check), `flexjax.solvers._banded.factor` (block-tridiagonal elimination with
   partial pivoting) and one `banded.solve`.
 
 The residual forms $M\ddot q$ as the solver does, element by element
@@ -47,7 +47,7 @@ from bench_batch import _table  # same printed-table layout as the other benchma
 
 import flexjax as fj
 from flexjax.joints.ancf import AncfPin
-from flexjax.solvers import banded, structure
+from flexjax.solvers import _banded as banded, _structure as structure
 
 FLEX = dict(length=1.2, area=0.0018, second_moment=1.215e-8, rho=5540.0, youngs=0.7e6)  # bench_peers.py (a)
 G, H, RHO_INF = 9.81, 1e-3, 0.9

@@ -184,7 +184,7 @@ def bend_tips(segments, elements, section=None):
     out = {}
     for P, steps in ((300, 20), (450, 8), (600, 8)):
         sol = solve_static(system_of(jnp.asarray(float(P))), q0, steps)
-        if int(sol.result) != 0:
+        if not bool(sol.result == fj.RESULTS.successful):
             raise RuntimeError(f"45° bend: Newton failed at P = {P}")
         out[P] = np.asarray(tip(sol.q))
     return out

@@ -67,14 +67,14 @@ def run_cases(t1, h, cases=CASES, progress=False, animation=None):
         system = with_parameters(template, p[0], p[1])
         tr = simulate_arm(system, t1, h, save_every=save_every, throw=False)
         pen = jax.vmap(lambda q: penetration(system, q))(tr.q)
-        return responses(system, tr) + (pen, tr.result)
+        return responses(system, tr) + (pen, tr.succeeded)
 
     params = np.array(list(cases.values()))
     start = time.perf_counter()
     res = run_batch(one, params, chunk_size=len(params), progress=progress)
     wall = time.perf_counter() - start
     for k, name in enumerate(cases):
-        if int(res[4][k]) != 0:
+        if not bool(res[4][k]):
             raise RuntimeError(f"clearance_arm: the run {name} failed (Newton did not converge).")
         out[name] = (out["ideal"][0],) + tuple(r[k] for r in res[:4])
     return out, wall

@@ -6,218 +6,134 @@ persistent compilation cache in a per-user folder (`flexjax._cache`; `FLEXJAX_NO
 turns it off), so a model compiled once loads in later processes, and keeps the BLAS
 under XLA's CPU LAPACK kernels single-threaded unless `OPENBLAS_NUM_THREADS` or
 `OMP_NUM_THREADS` is set (`flexjax._blas`: its threads slow small solves many times over).
+
+The names below are the public API, by subpackage: bodies, joints, forces, the system,
+solvers and results, control, contact, outputs and analyses, batches.
 """
 
 import jax
 
-jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_enable_x64", True)  # before any submodule creates an array
 
-from ._blas import single_threaded_blas  # noqa: E402
-from ._cache import enable_persistent_cache  # noqa: E402
+from ._blas import single_threaded_blas
+from ._cache import enable_persistent_cache
 
 single_threaded_blas()
-
 enable_persistent_cache()
 
-from ._checks import ConsistencyWarning as ConsistencyWarning  # noqa: E402
-from .batch import BatchInfo as BatchInfo  # noqa: E402
-from .batch import run_batch as run_batch
-from .bodies import (  # noqa: E402
+from ._checks import (
+    ConsistencyWarning as ConsistencyWarning,
+)
+from .analysis.modal import (
+    Modes as Modes,
+    modes as modes,
+)
+from .batch import (
+    BatchInfo as BatchInfo,
+    run_batch as run_batch,
+)
+from .bodies import (
     AbstractBody as AbstractBody,
-)
-from .bodies import AncfBeam2D as AncfBeam2D  # noqa: E402
-from .bodies import (
-    ModalHubBeam as ModalHubBeam,
-)
-from .bodies import (
-    PointMass as PointMass,
-)
-from .bodies import (
-    RigidBar2D as RigidBar2D,
-)
-from .bodies import (
-    RigidBar3D as RigidBar3D,
-)
-from .bodies import (
-    RigidBody2D as RigidBody2D,
-)
-from .bodies import (
-    RigidBody3D as RigidBody3D,
-)
-from .bodies import (
-    SpongArm as SpongArm,
-)
-from .bodies import (
-    TriangularPlate as TriangularPlate,
-)
-from .bodies import straight_beam_coordinates as straight_beam_coordinates
-from .control.pid import PIDJointTorque as PIDJointTorque  # noqa: E402
-from .control.references import ConstantRate as ConstantRate  # noqa: E402
-from .control.references import Polynomial as Polynomial
-from .control.references import Sinusoid as Sinusoid
-from .forces import (  # noqa: E402
-    AbstractForce as AbstractForce,
-)
-from .forces import AbstractStatefulForce as AbstractStatefulForce  # noqa: E402
-from .forces import AncfNodeTorque as AncfNodeTorque  # noqa: E402
-from .forces import AppliedMoment3D as AppliedMoment3D  # noqa: E402
-from .forces import (
-    AppliedTorque as AppliedTorque,
-)
-from .forces import ClearanceJoint as ClearanceJoint  # noqa: E402
-from .forces import DistributedLoad as DistributedLoad
-from .forces import DistributedLoad3D as DistributedLoad3D
-from .forces import (
-    Gravity as Gravity,
-)
-from .forces import (
-    PointForce as PointForce,
-)
-from .forces import (
-    SpringDamper as SpringDamper,
-)
-from .forces import effective_modulus as effective_modulus
-from .joints import (  # noqa: E402
-    AbstractJoint as AbstractJoint,
-)
-from .joints import (
-    AbstractVelocityConstraint as AbstractVelocityConstraint,
-)
-from .joints import AncfClamp as AncfClamp  # noqa: E402
-from .joints import AncfPin as AncfPin
-from .joints import AncfRevolute as AncfRevolute
-from .joints import (
-    AngleDriver as AngleDriver,
-)
-from .joints import (
-    DrivingConstraint as DrivingConstraint,
-)
-from .joints import (
-    FixedJoint as FixedJoint,
-)
-from .joints import (
-    NoSlipConstraint as NoSlipConstraint,
-)
-from .joints import (
-    RevoluteJoint as RevoluteJoint,
-)
-from .joints import (
-    RevoluteJoint3D as RevoluteJoint3D,
-)
-from .joints import (
-    SphericalJoint as SphericalJoint,
-)
-from .joints import (
-    VelocityDriver as VelocityDriver,
-)
-from .joints import (
-    coordinate_driver as coordinate_driver,
-)
-from .solvers import (
-    RK4 as RK4,
-)
-from .solvers import (  # noqa: E402
-    Baumgarte as Baumgarte,
-)
-from .solvers import (
-    GeneralizedAlpha as GeneralizedAlpha,
-)
-from .solvers import StaticSolution as StaticSolution  # noqa: E402
-from .solvers import (
-    UdwadiaKalaba as UdwadiaKalaba,
-)
-from .solvers import (
-    simulate as simulate,
-)
-from .solvers import (
-    simulate_ode as simulate_ode,
-)
-from .solvers import solve_static as solve_static
-from .system import InconsistentInitialConditions as InconsistentInitialConditions  # noqa: E402
-from .system import System as System
-from .trajectory import SolverError as SolverError  # noqa: E402
-from .trajectory import Trajectory as Trajectory
-
-__version__ = "0.1.0"
-
-from .analysis.modal import Modes as Modes  # noqa: E402
-from .analysis.modal import modes as modes
-from .bodies import (  # noqa: E402
+    AncfBeam2D as AncfBeam2D,
     AncfBeam3D as AncfBeam3D,
-)
-from .bodies import (
     CircularSection as CircularSection,
-)
-from .bodies import (
+    ModalHubBeam as ModalHubBeam,
+    PointMass as PointMass,
     RectangularSection as RectangularSection,
-)
-from .bodies import (
+    RigidBar2D as RigidBar2D,
+    RigidBar3D as RigidBar3D,
+    RigidBody2D as RigidBody2D,
+    RigidBody3D as RigidBody3D,
+    SpongArm as SpongArm,
+    TriangularPlate as TriangularPlate,
+    straight_beam_coordinates as straight_beam_coordinates,
     straight_beam_coordinates_3d as straight_beam_coordinates_3d,
 )
 from .contact import (
     PointSurfaceContact as PointSurfaceContact,
-)  # noqa: E402
-from .contact import (
     first_contact as first_contact,
-)
-from .contact import (
     simulate_contact as simulate_contact,
 )
-from .control import (  # noqa: E402
+from .control import (
     PD as PD,
-)
-from .control import (
+    ConstantRate as ConstantRate,
     CoordinateControl as CoordinateControl,
-)
-from .control import (
     Cycloidal as Cycloidal,
-)
-from .control import (
+    PIDJointTorque as PIDJointTorque,
+    Polynomial as Polynomial,
     Ramp as Ramp,
-)
-from .control import (
     RestToRest as RestToRest,
-)
-from .control import (
     Shaper as Shaper,
-)
-from .control import (
+    Sinusoid as Sinusoid,
     SmoothStart as SmoothStart,
-)
-from .control import (
     Trapezoidal as Trapezoidal,
-)
-from .control import (
     multimode_zvd as multimode_zvd,
-)
-from .control import (
     residual_vibration as residual_vibration,
-)
-from .control import (
     zvd as zvd,
 )
-from .joints import (  # noqa: E402
+from .forces import (
+    AbstractForce as AbstractForce,
+    AbstractStatefulForce as AbstractStatefulForce,
+    AncfNodeTorque as AncfNodeTorque,
+    AppliedMoment3D as AppliedMoment3D,
+    AppliedTorque as AppliedTorque,
+    ClearanceJoint as ClearanceJoint,
+    DistributedLoad as DistributedLoad,
+    DistributedLoad3D as DistributedLoad3D,
+    Gravity as Gravity,
+    PointForce as PointForce,
+    SpringDamper as SpringDamper,
+    effective_modulus as effective_modulus,
+)
+from .joints import (
+    AbstractJoint as AbstractJoint,
+    AbstractVelocityConstraint as AbstractVelocityConstraint,
+    AncfClamp as AncfClamp,
     AncfClamp3D as AncfClamp3D,
-)
-from .joints import (
+    AncfPin as AncfPin,
+    AncfRevolute as AncfRevolute,
     AncfRevolute3D as AncfRevolute3D,
-)
-from .joints import (
     AncfRigidConnection3D as AncfRigidConnection3D,
-)
-from .joints import (
     AncfSpherical3D as AncfSpherical3D,
+    AngleDriver as AngleDriver,
+    DrivingConstraint as DrivingConstraint,
+    FixedJoint as FixedJoint,
+    NoSlipConstraint as NoSlipConstraint,
+    RevoluteJoint as RevoluteJoint,
+    RevoluteJoint3D as RevoluteJoint3D,
+    SphericalJoint as SphericalJoint,
+    VelocityDriver as VelocityDriver,
+    coordinate_driver as coordinate_driver,
 )
-from .outputs import (  # noqa: E402
+from .outputs import (
     BeamDeflection as BeamDeflection,
-)
-from .outputs import (
     BodyPoint as BodyPoint,
-)
-from .outputs import (
     JointReaction as JointReaction,
-)
-from .outputs import Outputs as Outputs  # noqa: E402
-from .outputs import (
+    Outputs as Outputs,
     joint_reaction as joint_reaction,
 )
+from .results import (
+    RESULTS as RESULTS,
+)
+from .solvers import (
+    RK4 as RK4,
+    AbstractDAESolver as AbstractDAESolver,
+    AbstractODEForm as AbstractODEForm,
+    Baumgarte as Baumgarte,
+    GeneralizedAlpha as GeneralizedAlpha,
+    StaticSolution as StaticSolution,
+    UdwadiaKalaba as UdwadiaKalaba,
+    simulate as simulate,
+    simulate_ode as simulate_ode,
+    solve_static as solve_static,
+)
+from .system import (
+    InconsistentInitialConditions as InconsistentInitialConditions,
+    System as System,
+)
+from .trajectory import (
+    SolverError as SolverError,
+    Trajectory as Trajectory,
+)
+
+__version__ = "0.1.0"

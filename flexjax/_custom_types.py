@@ -1,8 +1,7 @@
 """Shared jaxtyping aliases."""
 
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import ArrayLike, Real
 
-Scalar = Float[Array, ""]
-ScalarLike = float | Float[ArrayLike, ""]
-Vector = Float[Array, " n"]
-Matrix = Float[Array, "m n"]
+# a time, load factor or other scalar argument: a Python number or a 0-d array
+Scalar = Real[ArrayLike, ""]
+ScalarLike = Scalar

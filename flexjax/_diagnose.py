@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._checks import ConsistencyWarning, is_concrete, warn_if_moved
+from .results import RESULTS, code
 
 START_TOL = 1e-6  # largest accepted |Phi|, |Phi_q v + Phi_t| of an unprojected start (same scale)
 RANK_RTOL = 1e-9  # singular values of Phi_q below this fraction of the largest count as zero
@@ -218,9 +219,10 @@ def _rank_cause(system, t, q) -> str | None:
 def failure_causes(traj, system=None, up_to: float = np.inf) -> list[str]:
     """Likely causes of a failed concrete run, most specific first, read from the saved
     instants up to `up_to` (the failure time; NaN or inf: all) and the first one after."""
-    if np.ndim(traj.result) > 0:  # a batch: diagnose the first failed run
-        k = int(np.argmax(np.ravel(np.asarray(traj.result)) != 0))
-        nb = np.ndim(traj.result)
+    codes = code(traj.result)
+    if np.ndim(codes) > 0:  # a batch: diagnose the first failed run
+        k = int(np.argmax(np.ravel(codes) != code(RESULTS.successful)))
+        nb = np.ndim(codes)
         traj = jax.tree_util.tree_map(lambda x: np.reshape(np.asarray(x), (-1,) + np.shape(x)[nb:])[k], traj)
     t, q, v = np.asarray(traj.t), np.asarray(traj.q), np.asarray(traj.v)
     n = len(t) if not np.isfinite(up_to) else min(len(t), int(np.searchsorted(t, up_to, side="right")) + 1)

@@ -153,8 +153,20 @@ class System(eqx.Module):
 
     def forces(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: Scalar) -> Float[Array, " nq"]:
         """Generalized forces $Q(q, \\dot q, t)$: body internal forces plus force elements."""
+        return self.element_forces(q, v, t, self.body_forces(q, v, t))
+
+    def body_forces(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: Scalar) -> Float[Array, " nq"]:
+        """The bodies' own generalized forces (elastic, damping, quadratic velocity)."""
         self._check_q(q)
-        Q = jnp.concatenate([b.force(self._part(q, i), self._part(v, i), t) for i, b in enumerate(self.bodies)])
+        return jnp.concatenate([b.force(self._part(q, i), self._part(v, i), t) for i, b in enumerate(self.bodies)])
+
+    def element_forces(
+        self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: Scalar, start: Float[Array, " nq"] | None = None
+    ) -> Float[Array, " nq"]:
+        """The force elements' generalized forces (gravity, loads, springs, contacts),
+        added to `start` (default zeros)."""
+        self._check_q(q)
+        Q = jnp.zeros_like(q) if start is None else start
         for f, idx in zip(self.force_elements, self.force_bodies, strict=True):
             parts = f.force(
                 tuple(self.bodies[i] for i in idx),
@@ -180,10 +192,6 @@ class System(eqx.Module):
     def constraints_q(self, q, t) -> Float[Array, "m nq"]:
         r"""Constraint Jacobian $\Phi_q$ by forward-mode autodiff."""
         return jax.jacfwd(self.constraints)(q, t)
-
-    def constraints_t(self, q, t) -> Float[Array, " m"]:
-        r"""$\Phi_t = \partial \Phi / \partial t$."""
-        return jax.jvp(lambda s: self.constraints(q, s), (t,), (jnp.ones_like(t),))[1]
 
     def constraint_velocity(self, q, v, t) -> Float[Array, " m"]:
         r"""$\dot\Phi = \Phi_q \dot q + \Phi_t$."""
@@ -230,14 +238,6 @@ class System(eqx.Module):
             psi_dot = jax.jvp(lambda qq, tt: self.nonholonomic(qq, v, tt), (q, t), (v, jnp.ones_like(t)))[1]
             A, b = jnp.concatenate([A, psi_v]), jnp.concatenate([b, -psi_dot])
         return A, b
-
-    def forces_q(self, q, v, t) -> Float[Array, "nq nq"]:
-        """$\\partial Q / \\partial q$ by autodiff."""
-        return jax.jacfwd(self.forces, argnums=0)(q, v, t)
-
-    def forces_v(self, q, v, t) -> Float[Array, "nq nq"]:
-        """$\\partial Q / \\partial \\dot q$ by autodiff."""
-        return jax.jacfwd(self.forces, argnums=1)(q, v, t)
 
     # -- discrete force-element states -------------------------------------------------
     @property

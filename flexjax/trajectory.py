@@ -9,15 +9,9 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
+from .results import RESULTS, code, from_code
+
 _OUTPUTS = "outputs"  # prefix of the saved output arrays
-SUCCESS = 0
-NEWTON_FAILED = 1
-ODE_FAILED = 2
-RESULT_MESSAGES = {
-    SUCCESS: "successful",
-    NEWTON_FAILED: "Newton iteration of the implicit step did not converge",
-    ODE_FAILED: "the ODE solver failed (diverged state, step-size underflow or max_steps reached)",
-}
 
 
 class SolverError(RuntimeError):
@@ -33,7 +27,8 @@ class Trajectory(eqx.Module):
     - `energy`: total mechanical energy $T + V$ (J) at each saved instant.
     - `constraint_residual`: $\max_i |\Phi_i(q, t)|$; `velocity_residual`:
       $\max_i |\Phi_q \dot q + \Phi_t|$.
-    - `result`: 0 success, 1 Newton failure, 2 ODE-solver failure (`RESULT_MESSAGES`).
+    - `result`: how the run ended, a `flexjax.RESULTS` item (`RESULTS.successful`,
+      `newton_failed`, `ode_failed`); batched like the other fields under `vmap`.
     - `failed_step`, `failed_time`, `failed_residual`: first failing step (-1 if none),
       its time and scaled Newton residual (generalized-α only).
     - `newton_iterations`: largest Newton iteration count in each saved interval.
@@ -56,7 +51,7 @@ class Trajectory(eqx.Module):
     energy: Float[Array, " ns"]
     constraint_residual: Float[Array, " ns"]
     velocity_residual: Float[Array, " ns"]
-    result: Int[Array, ""]
+    result: RESULTS
     failed_step: Int[Array, ""]
     failed_time: Float[Array, ""]
     failed_residual: Float[Array, ""]
@@ -68,7 +63,7 @@ class Trajectory(eqx.Module):
     @property
     def succeeded(self):
         """Boolean array: the run completed without solver failure."""
-        return self.result == SUCCESS
+        return self.result == RESULTS.successful
 
     def save(self, path) -> pathlib.Path:
         """Write every field to a compressed `.npz` file; returns the path. Each array
@@ -76,7 +71,8 @@ class Trajectory(eqx.Module):
         (`jax.tree_util.keystr`)."""
         path = pathlib.Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        arrays = {k: np.asarray(getattr(self, k)) for k in self.__dataclass_fields__ if k != "outputs"}
+        arrays = {k: np.asarray(getattr(self, k)) for k in self.__dataclass_fields__ if k not in ("outputs", "result")}
+        arrays["result"] = code(self.result)  # the item's integer code
         for key, leaf in jax.tree_util.tree_leaves_with_path(self.outputs):
             arrays[_OUTPUTS + jax.tree_util.keystr(key)] = np.asarray(leaf)
         np.savez_compressed(path, **arrays)
@@ -87,7 +83,8 @@ class Trajectory(eqx.Module):
         """Read a trajectory written by `save`. Saved `outputs` come back as a dict from
         their pytree path strings to arrays (a single array if `outputs` was one)."""
         data = np.load(path)
-        fields = {k: jnp.asarray(data[k]) for k in cls.__dataclass_fields__ if k != "outputs"}
+        fields = {k: jnp.asarray(data[k]) for k in cls.__dataclass_fields__ if k not in ("outputs", "result")}
+        fields["result"] = from_code(data["result"])
         outs = {k[len(_OUTPUTS) :]: jnp.asarray(data[k]) for k in data.files if k.startswith(_OUTPUTS)}
         fields["outputs"] = (outs[""] if list(outs) == [""] else outs) or None
         return cls(**fields)
@@ -117,45 +114,42 @@ class Trajectory(eqx.Module):
 
 
 def check_result(traj: Trajectory, system=None) -> Trajectory:
-    r"""Raise `SolverError` for a failed concrete trajectory; inside `jit`/`vmap` use
-    `eqx.error_if` with a fixed message (the numbers stay in the trajectory fields).
+    r"""Raise `SolverError` for a failed concrete trajectory; inside `jit`/`vmap` the
+    `RESULTS` item raises its own message (`error_if`; the numbers stay in the
+    trajectory fields).
 
     The message names the failure time, the residual and the likely causes read from
     the saved states (`flexjax._diagnose.failure_causes`: NaN in the state, a diverging
     constraint drift, huge multipliers, float32, and with `system` the rank of
     $\Phi_q$ at the last finite state); the step-size advice is given only when none
     of them is found."""
-    if isinstance(traj.result, jax.core.Tracer):
-        q = eqx.error_if(
-            traj.q,
-            traj.result != SUCCESS,
-            "simulation failed (Newton did not converge or the ODE solver stopped); "
-            "rerun with throw=False and inspect failed_step, failed_time, failed_residual",
-        )
+    if traj.result.is_traced():
+        q = traj.result.error_if(traj.q, traj.result != RESULTS.successful)
         return eqx.tree_at(lambda tr: tr.q, traj, q)
-    result = np.asarray(traj.result)
-    if np.any(result != SUCCESS):
+    result = code(traj.result)
+    if np.any(result != code(RESULTS.successful)):
         from ._diagnose import failure_causes
 
-        code = int(np.max(result))
-        k = np.argmax(np.ravel(result) != SUCCESS)
+        k = np.argmax(np.ravel(result) != code(RESULTS.successful))
+        item = from_code(np.ravel(result)[k])
+        what = RESULTS[item].split(";")[0].removeprefix("simulation failed: ")
         time = float(np.ravel(traj.failed_time)[k])
         causes = failure_causes(traj, system, up_to=time)
-        if code == NEWTON_FAILED:
+        if item == RESULTS.newton_failed:
             step = int(np.ravel(traj.failed_step)[k])
             res = float(np.ravel(traj.failed_residual)[k])
             advice = (
                 "reduce the step size, loosen rtol/atol or check the model (stiffness, consistent initial conditions)"
             )
             raise SolverError(
-                f"{RESULT_MESSAGES[code]} at step {step} (t = {time:.6g} s): scaled residual "
+                f"{what} at step {step} (t = {time:.6g} s): scaled residual "
                 f"{res:.3e} (must be <= 1). " + _cause_text(causes, advice)
             )
         res = np.asarray(traj.constraint_residual).reshape(-1)
         res = res[np.isfinite(res)]
         drift = f"; last finite max |Phi| = {res[-1]:.3e}" if res.size else ""
         advice = "reduce dt0, raise max_steps, loosen rtol/atol or check the model"
-        raise SolverError(f"{RESULT_MESSAGES[code]} at t = {time:.6g} s{drift}. " + _cause_text(causes, advice))
+        raise SolverError(f"{what} at t = {time:.6g} s{drift}. " + _cause_text(causes, advice))
     return traj
 
 

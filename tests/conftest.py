@@ -1,5 +1,4 @@
 import jax
-import pytest
 
 import flexjax  # noqa: F401  (enables float64)
 
@@ -9,8 +8,3 @@ jax.config.update("jax_numpy_rank_promotion", "raise")
 def pytest_collection_modifyitems(config, items):
     # keep compile-heavy modules grouped so module-scoped fixtures are reused
     items.sort(key=lambda item: item.fspath.basename)
-
-
-@pytest.fixture(scope="session")
-def x64():
-    return jax.config.jax_enable_x64

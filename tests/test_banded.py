@@ -1,4 +1,4 @@
-"""`flexjax.solvers.structure` and `flexjax.solvers.banded`: bordered banded factor and
+"""`flexjax.solvers._structure` and `flexjax.solvers._banded`: bordered banded factor and
 solves against dense LAPACK, the compressed Jacobian against `jax.jacfwd` on ANCF systems,
 the declared sparsity against the Jacobians of every model, and the pattern check."""
 
@@ -19,8 +19,8 @@ from flexjax.joints.ancf import AncfClamp, AncfPin, AncfRevolute
 from flexjax.joints.ancf3d import AncfClamp3D, AncfRevolute3D, AncfRigidConnection3D, AncfSpherical3D
 from flexjax.models.flexible_slider_crank import flexible_slider_crank, flexible_slider_crank_state
 from flexjax.models.parallel_robot import kinematic_state, parallel_robot
-from flexjax.solvers import banded, structure
-from flexjax.solvers.structure import NewtonStructure
+from flexjax.solvers import _banded as banded, _structure as structure
+from flexjax.solvers._structure import NewtonStructure
 
 
 # -- random bordered banded matrices ----------------------------------------------------------

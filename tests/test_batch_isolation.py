@@ -29,7 +29,7 @@ import flexjax as fj
 from flexjax.batch import run_batch
 from flexjax.forces.applied import PointForce
 from flexjax.models.flexible_slider_crank import flexible_slider_crank, flexible_slider_crank_state
-from flexjax.solvers.batching import batch_any, batch_linearized, batch_mean
+from flexjax.solvers._batching import batch_any, batch_linearized, batch_mean
 
 H, T1, SAVE_EVERY, PUSH_START = 2e-4, 0.016, 4, 0.01
 SAMPLES = np.array([[0.4, 0.0], [0.5, 0.0], [0.6, 0.0], [0.5, 1e6]])  # slider mass (kg), push (N)

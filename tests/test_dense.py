@@ -1,4 +1,4 @@
-"""`flexjax.solvers.dense`: batched Gauss-Jordan against LAPACK, pivoting, singular
+"""`flexjax.solvers._dense`: batched Gauss-Jordan against LAPACK, pivoting, singular
 matrices, and derivatives of `solve`. The multi-device dispatch itself runs in
 tests/test_sharding.py (it needs a fresh interpreter with forced host devices)."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import flexjax  # noqa: F401  (float64)
-from flexjax.solvers import dense
+from flexjax.solvers import _dense as dense
 
 
 def saddle_point(key, n=6, m=2):

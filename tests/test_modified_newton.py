@@ -10,9 +10,9 @@ import pytest
 
 import flexjax as fj
 from flexjax.joints.ancf import AncfClamp, AncfPin
-from flexjax.solvers.batching import batch_linearized, batch_mean, max_abs
-from flexjax.solvers.generalized_alpha import _rotate_matrix, _rotation
-from flexjax.solvers.implicit import implicit_root, refined_solve
+from flexjax.solvers._batching import batch_linearized, batch_mean, max_abs
+from flexjax.solvers._implicit import implicit_root, refined_solve
+from flexjax.solvers.newton import rotate_matrix as _rotate_matrix, rotation as _rotation
 
 H, STEPS = 1e-3, 200
 

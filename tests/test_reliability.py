@@ -20,7 +20,8 @@ from flexjax import ConsistencyWarning, models
 from flexjax._diagnose import check_dae_start
 from flexjax.batch import run_batch
 from flexjax.contact import PointSurfaceContact, first_contact, simulate_contact
-from flexjax.trajectory import NEWTON_FAILED, ODE_FAILED, SolverError, Trajectory, check_result
+from flexjax.results import RESULTS
+from flexjax.trajectory import SolverError, Trajectory, check_result
 
 from .test_redundant import linkage
 
@@ -55,7 +56,7 @@ def hand_trajectory(q, lam, res, t, result, failed_time, failed_step=-1, dtype=f
         energy=jnp.zeros(ns, dtype),
         constraint_residual=jnp.asarray(res, dtype),
         velocity_residual=jnp.zeros(ns, dtype),
-        result=jnp.array(result),
+        result=result,
         failed_step=jnp.array(failed_step),
         failed_time=jnp.array(failed_time, dtype),
         failed_residual=jnp.array(3.5, dtype),
@@ -74,7 +75,7 @@ def test_diverged_fixed_step_ode_run_fails_with_time_and_cause():
     msg = str(err.value)
     assert "NaN or infinite from t =" in msg and "constraint drift diverges" in msg and "Baumgarte" in msg
     tr = fj.simulate_ode(system, q0, jnp.zeros(4), 20.0, throw=False, **kw)
-    assert int(tr.result) == ODE_FAILED
+    assert bool(tr.result == RESULTS.ode_failed)
     bad = ~(np.isfinite(np.asarray(tr.q)).all(axis=1) & np.isfinite(np.asarray(tr.v)).all(axis=1))
     first_bad = float(tr.t[np.argmax(bad)])
     assert float(tr.failed_time) == first_bad and 0.0 < first_bad < 20.0
@@ -102,7 +103,7 @@ def test_redundant_constraints_refused_before_compiling():
 def test_huge_multipliers_named_as_singular_newton_matrix():
     # a Newton failure after multipliers of 2e17 (the redundant linkage without the check)
     t = np.arange(8) * 1e-3
-    tr = hand_trajectory(np.zeros((8, 2)), np.full((8, 3), 2e17), np.zeros(8), t, NEWTON_FAILED, 7e-3, 7)
+    tr = hand_trajectory(np.zeros((8, 2)), np.full((8, 3), 2e17), np.zeros(8), t, RESULTS.newton_failed, 7e-3, 7)
     with pytest.raises(SolverError, match=r"at step 7 \(t = 0.007 s\): scaled residual 3.500e\+00") as err:
         check_result(tr)
     assert "|lambda| = 2.000e+17" in str(err.value) and "redundant=True" in str(err.value)
@@ -254,21 +255,23 @@ def test_failure_messages_name_the_detected_cause():
     t = np.linspace(0.0, 0.5, 6)
     q = np.zeros((6, 2))
     q[4:] = np.nan
-    nan_run = hand_trajectory(q, np.zeros((6, 1)), np.zeros(6), t, NEWTON_FAILED, 0.4, 40)
+    nan_run = hand_trajectory(q, np.zeros((6, 1)), np.zeros(6), t, RESULTS.newton_failed, 0.4, 40)
     with pytest.raises(SolverError, match=r"at step 40 \(t = 0.4 s\).*NaN or infinite from t = 0.4 s"):
         check_result(nan_run)
-    drift = hand_trajectory(np.zeros((6, 2)), np.zeros((6, 1)), 1e-12 * 1e3 ** np.arange(6), t, ODE_FAILED, 0.5)
+    drift = hand_trajectory(np.zeros((6, 2)), np.zeros((6, 1)), 1e-12 * 1e3 ** np.arange(6), t, RESULTS.ode_failed, 0.5)
     with pytest.raises(SolverError, match=r"at t = 0.5 s; last finite max \|Phi\| = 1.000e\+03.*drift diverges"):
         check_result(drift)
-    f32 = hand_trajectory(np.zeros((6, 2)), np.zeros((6, 1)), np.zeros(6), t, NEWTON_FAILED, 0.2, 2, dtype=np.float32)
+    f32 = hand_trajectory(
+        np.zeros((6, 2)), np.zeros((6, 1)), np.zeros(6), t, RESULTS.newton_failed, 0.2, 2, dtype=np.float32
+    )
     with pytest.raises(SolverError, match="float32 is active"):
         check_result(f32)
-    plain = hand_trajectory(np.zeros((6, 2)), np.zeros((6, 1)), np.zeros(6), t, NEWTON_FAILED, 0.2, 2)
+    plain = hand_trajectory(np.zeros((6, 2)), np.zeros((6, 1)), np.zeros(6), t, RESULTS.newton_failed, 0.2, 2)
     with pytest.raises(SolverError, match="No specific cause found .* reduce the step size"):
         check_result(plain)
     # with the system, a rank-deficient Phi_q at the last finite state is named
     system, q0 = linkage()
-    rank = hand_trajectory(np.tile(np.asarray(q0), (6, 1)), np.zeros((6, 16)), np.zeros(6), t, ODE_FAILED, 0.3)
+    rank = hand_trajectory(np.tile(np.asarray(q0), (6, 1)), np.zeros((6, 16)), np.zeros(6), t, RESULTS.ode_failed, 0.3)
     with pytest.raises(SolverError, match="Phi_q has rank 15 of its 16 rows"):
         check_result(rank, system)
 

@@ -8,7 +8,7 @@ subprocess does both checks: it runs `benchmarks/distributed_example.py` as proc
 2 local devices, then reruns the same samples on one device. Per-device batches stay at 2
 samples for that comparison. A second batch runs 32 samples per device: with jaxlib
 0.10.2, batched LAPACK kernels deadlock there when the forced host devices occupy every
-core (docs/batch.md), which `flexjax.solvers.dense` avoids.
+core (docs/batch.md), which `flexjax.solvers._dense` avoids.
 """
 
 import importlib.util

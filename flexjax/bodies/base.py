@@ -19,7 +19,7 @@ class ElementChain(NamedTuple):
     Declaring it promises that every map of the body (mass matrix, force, internal
     constraints, `position`, `axes`, `center_of_mass` and the node maps) depends, in each
     of its entries and second derivatives, on the coordinates of one element only, so
-    that its Jacobians are banded; `flexjax.solvers.structure` builds the sparsity of
+    that its Jacobians are banded; `flexjax.solvers._structure` builds the sparsity of
     the Newton matrix from it.
     """
 
@@ -42,7 +42,7 @@ class AbstractBody(eqx.Module):
     - `coupling`: `None` (the default, always safe): any coordinate of the body may be
       coupled with any other; an `ElementChain` for meshed bodies whose maps couple the
       coordinates of one element at a time (static; read by
-      `flexjax.solvers.structure` to build a banded Newton matrix).
+      `flexjax.solvers._structure` to build a banded Newton matrix).
     """
 
     ncoords: eqx.AbstractClassVar[int]

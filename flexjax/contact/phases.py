@@ -38,7 +38,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float
 
 from .._custom_types import Scalar
-from ..solvers.ode import Baumgarte, stabilized_rows
+from ..solvers.ode_forms import Baumgarte, stabilized_rows
 from .geometry import PointSurfaceContact
 
 SEPARATION, STICK, SLIP_POSITIVE, SLIP_NEGATIVE, IMPACT = 0, 1, 2, 3, 4

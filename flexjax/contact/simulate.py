@@ -25,7 +25,8 @@ import numpy as np
 import optimistix as optx
 
 from .._checks import check_initial_state, check_x64, is_concrete
-from ..solvers.ode import Baumgarte
+from ..results import RESULTS
+from ..solvers.ode_forms import Baumgarte
 from ..trajectory import SolverError
 from .geometry import PointSurfaceContact
 from .phases import (
@@ -97,9 +98,13 @@ def _segment(
         n=jnp.sum(finite),
         event=sol.result == diffrax.RESULTS.event_occurred,
         event_mask=jnp.stack([jnp.asarray(m) for m in mask]),
-        ok=(sol.result == diffrax.RESULTS.successful)
-        | (sol.result == diffrax.RESULTS.event_occurred)
-        | (sol.result == diffrax.RESULTS.max_steps_reached),
+        result=RESULTS.where(
+            (sol.result == diffrax.RESULTS.successful)
+            | (sol.result == diffrax.RESULTS.event_occurred)
+            | (sol.result == diffrax.RESULTS.max_steps_reached),
+            RESULTS.successful,
+            RESULTS.ode_failed,
+        ),
         steps=sol.stats["num_accepted_steps"],
         rejected=sol.stats["num_rejected_steps"],
     )
@@ -341,7 +346,7 @@ def simulate_contact(
         md = mode(phase, anchor)
         seg = _segment(system, contact, stab, md, q, v, f(t), f(t1), **static)
         n = int(seg["n"])
-        if not bool(seg["ok"]):
+        if not bool(seg["result"] == RESULTS.successful):
             raise SolverError(
                 f"simulate_contact: the ODE solver failed in phase {PHASE_NAMES[phase]} after t = {t:.9g} s."
             )
@@ -503,10 +508,5 @@ def first_contact(
             )
     elif throw:
         t_c = eqx.error_if(t_c, inside, "first_contact: the contact point starts inside the surface (g_N < 0)")
-        t_c = eqx.error_if(
-            t_c,
-            gave_up,
-            "first_contact: the integration gave up (max_steps reached) before t1; the contact "
-            "time is unknown, not infinite; raise max_steps",
-        )
+        t_c = RESULTS.contact_not_found.error_if(t_c, gave_up)
     return t_c, sol.ys[0][0], sol.ys[1][0]

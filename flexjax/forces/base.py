@@ -17,7 +17,7 @@ class AbstractForce(eqx.Module):
     non-conservative elements), so that conservative parts satisfy $Q = -\partial V/\partial q$
     and the system can report total mechanical energy.
 
-    `separable` (static; used by `flexjax.solvers.structure` for the sparsity of the
+    `separable` (static; used by `flexjax.solvers._structure` for the sparsity of the
     Newton matrix): `True` when the force on each body depends only on that body's own
     coordinates and velocities, through the body's maps (`position`, `axes`,
     `center_of_mass`, node maps), so that it couples no more than the body itself

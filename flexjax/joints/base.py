@@ -19,7 +19,7 @@ class AbstractJoint(eqx.Module):
     bodies, so that joints stay independent of any particular body type).
 
     `attached_nodes` says which coordinates the rows read (static; used by
-    `flexjax.solvers.structure` for the sparsity of the Newton matrix): per side, a node
+    `flexjax.solvers._structure` for the sparsity of the Newton matrix): per side, a node
     index of a body with an `ElementChain` coupling when the rows depend on that body
     through that node's coordinates only, else `None` (the default, always safe: any
     coordinate of the body).

@@ -50,8 +50,8 @@ from ..forces.gravity import Gravity
 from ..joints.ancf3d import AncfRevolute3D
 from ..joints.driving import DrivingConstraint
 from ..joints.revolute import RevoluteJoint3D
-from ..solvers.dae import simulate
 from ..solvers.generalized_alpha import GeneralizedAlpha
+from ..solvers.simulate import simulate
 from ..solvers.statics import solve_static
 from ..system import System
 

@@ -1,16 +1,46 @@
-"""The fixed-step DAE solver interface used by `simulate`."""
+"""The fixed-step DAE solver contract used by `simulate`: solver, loop state, step report."""
 
 import abc
 
 import equinox as eqx
+from jaxtyping import Array, Bool, Float, Int
+
+
+class AbstractDAEState(eqx.Module):
+    """The loop state of a DAE solver: what `simulate` reads and saves at every instant.
+
+    - `q`, `v`, `qdd`: positions, velocities, accelerations, shape `(nq,)`.
+    - `lam`: Lagrange multipliers, shape `(m,)`.
+    - `z`: the states of the stateful force elements in force during the last step
+      (`System.force_states`, one entry per element of `System.stateful_forces`).
+
+    A solver's own state subclasses this and adds what it carries between steps.
+    """
+
+    q: eqx.AbstractVar[Float[Array, " nq"]]
+    v: eqx.AbstractVar[Float[Array, " nq"]]
+    qdd: eqx.AbstractVar[Float[Array, " nq"]]
+    lam: eqx.AbstractVar[Float[Array, " m"]]
+    z: eqx.AbstractVar[tuple]
+
+
+class StepInfo(eqx.Module):
+    """What one step reports: `converged`, its scaled `error` (<= 1 when converged),
+    `iterations`, and `jacobians`, the Newton matrices formed in the step (equal to
+    `iterations` with full Newton)."""
+
+    converged: Bool[Array, ""]
+    error: Float[Array, ""]
+    iterations: Int[Array, ""]
+    jacobians: Int[Array, ""]
 
 
 class AbstractDAESolver(eqx.Module):
-    """A one-step method for $M\\ddot q + \\Phi_q^T\\lambda = Q$, $\\Phi = 0$.
+    r"""A one-step method for $M\ddot q + \Phi_q^T\lambda = Q$, $\Phi = 0$.
 
-    `init(system, t0, q0, v0) -> state` builds the loop state (a module of arrays with
-    at least `q, v, qdd, lam`); `step(system, t, h, state, healthy) -> (state, StepInfo)`
-    advances it by `h`. `order` is the convergence order the tests check.
+    `init(system, t0, q0, v0)` builds the loop state (an `AbstractDAEState`) at `t0`;
+    `step(system, t, h, state, healthy, coupled)` advances it by `h` and returns
+    `(state, StepInfo)`. `order` is the convergence order the tests check.
 
     Under `vmap`, `healthy` is False for the samples whose run has failed: they must
     take no part in anything the step decides or computes for the whole batch, so that
@@ -30,11 +60,10 @@ class AbstractDAESolver(eqx.Module):
         """Whether, under `vmap`, a sample's result depends on the other samples'."""
 
     @abc.abstractmethod
-    def init(self, system, t0, q0, v0):
+    def init(self, system, t0, q0, v0) -> AbstractDAEState:
         """Loop state at `t0` (consistent accelerations and multipliers)."""
 
     @abc.abstractmethod
-    def step(self, system, t, h, state, healthy=True, coupled=True):
-        """Advance from `t` to `t + h`; returns `(state, StepInfo)`. `healthy`: False
-        for a sample that is out of the batch; `coupled`: whether the samples may share
-        work (see the class docstring)."""
+    def step(self, system, t, h, state, healthy=True, coupled=True) -> tuple[AbstractDAEState, StepInfo]:
+        """Advance from `t` to `t + h`. `healthy`: False for a sample that is out of the
+        batch; `coupled`: whether the samples may share work (see the class docstring)."""

@@ -24,7 +24,7 @@ contraction says it pays and kept across iterations and steps otherwise
 Gradients: forward and reverse mode differentiate each step's *solution* by the
 implicit function theorem ($dx = -R_x^{-1} R_p\, dp$) instead of unrolling the
 iterations; this is exact at the converged point and costs one extra linear solve per
-step (`flexjax.solvers.implicit.implicit_root`: with a kept matrix, its tangent solves
+step (`flexjax.solvers._implicit.implicit_root`: with a kept matrix, its tangent solves
 start from it and refine on the measured error; with full Newton the tangent matrix
 is formed and factored; with `redundant`, `jax.lax.custom_root` and least squares).
 """
@@ -35,13 +35,13 @@ from typing import ClassVar
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Bool, Float, Int
+from jaxtyping import Array, Float
 
 from .._checks import is_concrete
-from . import dense, structure
-from .base import AbstractDAESolver
-from .batching import batch_linearized, batch_mean, max_abs
-from .implicit import implicit_root
+from . import _dense as dense, _structure as structure
+from ._batching import batch_linearized, batch_mean, max_abs
+from ._implicit import implicit_root
+from .base import AbstractDAESolver, AbstractDAEState, StepInfo
 from .newton import (
     AbstractNewton,
     FullNewton,
@@ -51,19 +51,14 @@ from .newton import (
     factorize,
     kept_kind,
     linear_solve,
-    rotate_matrix,
-    rotation,
 )
 
-_rotation, _rotate_matrix = rotation, rotate_matrix  # earlier private names
 
-
-class GAState(eqx.Module):
-    r"""Loop state: positions `q`, velocities `v`, pseudo-accelerations `a`, true
-    accelerations `qdd`, multipliers `lam`, the states `z` of the stateful force
-    elements used in the last step (`System.force_states`), and what the Newton
-    strategy keeps between steps (`newton.KeptMatrix` for `KeptNewton`, `None` for
-    `FullNewton`)."""
+class GAState(AbstractDAEState):
+    r"""Loop state: the declared `q, v, qdd, lam, z` (`AbstractDAEState`), the
+    pseudo-accelerations `a` of the Newmark formulas, and what the Newton strategy keeps
+    between steps (`kept`: a `newton.KeptMatrix` for `KeptNewton`; `FullNewton` keeps
+    nothing, `None`)."""
 
     q: Float[Array, " nq"]
     v: Float[Array, " nq"]
@@ -72,17 +67,6 @@ class GAState(eqx.Module):
     lam: Float[Array, " m"]
     z: tuple = ()
     kept: KeptMatrix | None = None
-
-
-class StepInfo(eqx.Module):
-    """Newton diagnostics of one step: `converged`, scaled `error` (<= 1 when
-    converged), `iterations`, and `jacobians`: Newton matrices formed in the step
-    (equal to `iterations` with `newton="full"`)."""
-
-    converged: Bool[Array, ""]
-    error: Float[Array, ""]
-    iterations: Int[Array, ""]
-    jacobians: Int[Array, ""]
 
 
 def consistent_accelerations(system, q, v, t, least_squares: bool = False):
@@ -144,7 +128,7 @@ class GeneralizedAlpha(AbstractDAESolver):
       residual, instead of forming $R_x$ by autodiff and factoring it. They stop
       when the estimated error is below $10^{-13}$ relative; if the first step shows
       that this cannot be reached in time, or it was not, the exact matrix is formed
-      and factored instead (`flexjax.solvers.implicit.refined_solve`). `0` always
+      and factored instead (`flexjax.solvers._implicit.refined_solve`). `0` always
       forms the exact matrix. Not used with `redundant` (a singular $R_x$).
     - `shared_matrix`: with a kept matrix, under `vmap` form one Newton matrix for the
       whole batch instead of one per sample: the residual's Jacobian $\bar J$ at the
@@ -177,7 +161,7 @@ class GeneralizedAlpha(AbstractDAESolver):
       angle. A body that swings without deforming much therefore keeps nearly the
       same matrix *in a frame that turns with it*: at the start of each step the kept
       inverse is turned, $J_0^{-1} \leftarrow T J_0^{-1} T^T$, with $T$ the
-      least-squares rotation about the origin (`_rotation`) from the position it refers
+      least-squares rotation about the origin (`newton.rotation`) from the position it refers
       to (where it was formed, or the previous step's prediction) to this step's
       predicted position, which it then refers to; with `shared_matrix` both are the
       batch's mean positions (`batch_mean`); measured savings are in

@@ -23,7 +23,7 @@ with a shared matrix, in the statistics the matrix is formed from; neither does,
 the moment it stops, a sample that stops unconverged within the step.
 
 Both converge to the same tolerance; results agree to it, and gradients are the same
-(implicit differentiation at the converged point, `flexjax.solvers.implicit`).
+(implicit differentiation at the converged point, `flexjax.solvers._implicit`).
 """
 
 import abc
@@ -33,8 +33,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from . import banded, dense
-from .batching import batch_any, max_abs, sum_last, update_where
+from . import _banded as banded, _dense as dense
+from ._batching import batch_any, max_abs, sum_last, update_where
 
 # A kept matrix converges linearly: its iterate's error is about the estimate, where a
 # Newton step's is far below the increment it accepts. Velocity errors of h^-1 times that

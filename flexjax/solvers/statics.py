@@ -8,7 +8,7 @@ with $Q_{int}$ the bodies' own forces (elastic, at $\dot q = 0$) and $Q_{ext}$ t
 all force elements (gravity, point forces, distributed loads, torques), evaluated at
 $\dot q = 0$ and the fixed time `t`. The load factor $f$ goes from $1/n$ to $1$ in
 `load_steps` equal steps; each step starts Newton from the previous solution. The
-Jacobian $R_x$ is exact (`jax.jacfwd`).
+Jacobian $R_x$ is exact (`jax.jacfwd`); the iteration is the solvers' `newton.FullNewton`.
 
 **Why scale the force elements.** Elastic forces are internal and must not be scaled;
 every applied load is, which covers the common ramps (a tip load, gravity). To ramp
@@ -17,7 +17,7 @@ anything else (a prescribed displacement, one load but not another), call
 `q` as `q0`.
 
 **Derivatives.** Each Newton solve is wrapped in `implicit_root` (exact tangent
-solves, `flexjax.solvers.implicit`), so `jax.grad`,
+solves, `flexjax.solvers._implicit`), so `jax.grad`,
 `jax.jvp` and `jax.vmap` give exact derivatives of the equilibrium by the implicit
 function theorem, $dx = -R_x^{-1} R_p\,dp$, not by unrolling iterations.
 """
@@ -30,9 +30,11 @@ from jaxtyping import Array, Float, Int
 
 from .._checks import check_x64, is_concrete
 from .._structural import structural
+from ..results import RESULTS
 from ..system import System
-from ..trajectory import NEWTON_FAILED, SUCCESS, SolverError
-from .implicit import implicit_root
+from ..trajectory import SolverError
+from ._implicit import implicit_root
+from .newton import FullNewton
 
 
 class StaticSolution(eqx.Module):
@@ -42,7 +44,8 @@ class StaticSolution(eqx.Module):
     - `load_factors`: the load factors of the steps, shape `(load_steps,)`.
     - `iterations`, `error`, `residual`: per load step, Newton iterations, the last
       scaled increment (<= 1 when converged) and $\\max|R|$ at the returned point.
-    - `result`: 0 success, 1 Newton failure (in any step).
+    - `result`: `RESULTS.successful`, or `RESULTS.static_failed` when Newton failed in
+      any load step.
     """
 
     q: Float[Array, " nq"]
@@ -51,22 +54,18 @@ class StaticSolution(eqx.Module):
     iterations: Int[Array, " steps"]
     error: Float[Array, " steps"]
     residual: Float[Array, " steps"]
-    result: Int[Array, ""]
+    result: RESULTS
 
 
-def _forces(system, q, t):
-    """Bodies' internal forces and the force elements' forces, both at zero velocity."""
-    v = jnp.zeros_like(q)
-    parts = lambda x, idx: tuple(x[system.body_slice(i)] for i in idx)
-    internal = jnp.concatenate(
-        [b.force(q[system.body_slice(i)], v[system.body_slice(i)], t) for i, b in enumerate(system.bodies)]
-    )
-    external = jnp.zeros_like(q)
-    for f, idx in zip(system.force_elements, system.force_bodies, strict=True):
-        Qs = f.force(tuple(system.bodies[i] for i in idx), parts(q, idx), parts(v, idx), t)
-        for i, Qi in zip(idx, Qs, strict=True):
-            external = external.at[system.body_slice(i)].add(Qi)
-    return internal, external
+class _Increment(eqx.Module):
+    """Newton increments measured on the coordinates: `max|dq| / tol` (<= 1 converged)."""
+
+    nq: int = eqx.field(static=True)
+    tol: Float[Array, ""]
+
+    def __call__(self, dx, J=None):
+        err = jnp.max(jnp.abs(dx[: self.nq])) / self.tol
+        return jnp.where(jnp.isfinite(err), err, jnp.inf)
 
 
 @eqx.filter_jit
@@ -77,35 +76,20 @@ def _solve(system, x0, factors, t, rtol, atol, max_iter):
         def residual(x):
             q, lam = x[:nq], x[nq:]
             Phi, Phi_vjp = jax.vjp(lambda qq: system.constraints(qq, t), q)
-            internal, external = _forces(system, q, t)
+            v = jnp.zeros_like(q)  # forces at rest
+            internal, external = system.body_forces(q, v, t), system.element_forces(q, v, t)
             return jnp.concatenate([internal + f * external - Phi_vjp(lam)[0], Phi])
 
         return residual
 
-    def newton(residual, x0):
-        tol = atol + rtol * jnp.max(jnp.abs(x0[:nq]))
-
-        def cond(c):
-            _, it, err = c
-            return (it == 0) | ((it < max_iter) & (err > 1.0) & jnp.isfinite(err))
-
-        def body(c):
-            x, it, _ = c
-            J, r = jax.jacfwd(lambda y: (r := residual(y), r), has_aux=True)(x)
-            dx = jnp.linalg.solve(J, r)
-            err = jnp.max(jnp.abs(dx[:nq])) / tol
-            return x - dx, it + 1, jnp.where(jnp.isfinite(err), err, jnp.inf)
-
-        x, it, err = jax.lax.while_loop(cond, body, (x0, jnp.array(0), jnp.array(jnp.inf, x0.dtype)))
-        return x, (err, it.astype(x.dtype))
-
-    def newton_plain(residual, x):
-        x, aux = newton(residual, x)
-        return x, jnp.zeros((0, 0), x.dtype), aux
+    def newton(residual, x0):  # the solver's full Newton, increments measured on q
+        increment = _Increment(nq, atol + rtol * jnp.max(jnp.abs(x0[:nq])))
+        x, res = FullNewton().solve(residual, x0, increment, max_iter, None, None)
+        return x, jnp.zeros((0, 0), x.dtype), (res.error, res.iterations)
 
     def step(x, f):
         residual = residual_at(f)
-        x, _, (err, it) = implicit_root(residual, x, newton_plain, 0)  # exact tangent solves
+        x, _, (err, it) = implicit_root(residual, x, newton, 0)  # exact tangent solves
         r = jnp.max(jnp.abs(residual(x)))
         return x, (err, it, jnp.where(jnp.isfinite(r), r, jnp.inf))
 
@@ -165,19 +149,14 @@ def solve_static(
         iterations=iters.astype(int),
         error=err,
         residual=res,
-        result=jnp.where(jnp.any(failed), NEWTON_FAILED, SUCCESS),
+        result=RESULTS.where(jnp.any(failed), RESULTS.static_failed, RESULTS.successful),
     )
     if not throw:
         return sol
-    if not is_concrete(sol.result):
-        q = eqx.error_if(
-            sol.q,
-            sol.result != SUCCESS,
-            "solve_static: Newton did not converge in a load step; rerun with throw=False and "
-            "inspect error/residual, or use more load steps",
-        )
+    if sol.result.is_traced():
+        q = sol.result.error_if(sol.q, sol.result != RESULTS.successful)
         return eqx.tree_at(lambda s: s.q, sol, q)
-    if int(sol.result) != SUCCESS:
+    if not bool(sol.result == RESULTS.successful):
         from .._diagnose import static_failure_causes
 
         k = int(np.argmax(np.asarray(failed)))

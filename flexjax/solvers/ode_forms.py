@@ -16,6 +16,8 @@ $b = \gamma - 2\alpha\dot\Phi - \beta^2\Phi$:
   pseudo-inverse handles redundant (rank-deficient) constraints.
 """
 
+import abc
+
 import equinox as eqx
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
@@ -47,7 +49,21 @@ def stabilized_rows(system, q, v, t, alpha, beta):
     return A, b - drift
 
 
-class Baumgarte(eqx.Module):
+class AbstractODEForm(eqx.Module):
+    r"""An ODE form of the constrained equations: `acceleration(system, q, v, t)` returns
+    $(\ddot q, \lambda)$ with the constraint drift stabilized by Baumgarte's terms
+    (`alpha`, `beta`, 1/s, leaves). `simulate_ode` integrates $\dot q = v$,
+    $\dot v = \ddot q$ with it; `simulate_contact` adds the contact rows to it."""
+
+    alpha: eqx.AbstractVar[Float[Array, ""]]
+    beta: eqx.AbstractVar[Float[Array, ""]]
+
+    @abc.abstractmethod
+    def acceleration(self, system, q, v, t) -> tuple[Float[Array, " nq"], Float[Array, " m"]]:
+        """Returns `(qdd, lam)` at `(q, v, t)`."""
+
+
+class Baumgarte(AbstractODEForm):
     r"""Augmented index-1 form with Baumgarte terms; `alpha`, `beta` (1/s) are leaves.
 
     $\alpha = \beta = 0$ gives the plain index-1 form (drift grows)."""
@@ -69,7 +85,7 @@ class Baumgarte(eqx.Module):
         return x[: q.shape[0]], x[q.shape[0] :]
 
 
-class UdwadiaKalaba(eqx.Module):
+class UdwadiaKalaba(AbstractODEForm):
     r"""Udwadia-Kalaba explicit form with Baumgarte terms (`alpha`, `beta` leaves).
 
     `rcond`: singular values of $A L^{-T}$ below `rcond` times the largest are treated

@@ -23,8 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_derivatives import SymbolicZero
 
-from . import dense
-from .batching import batch_any, hoisted, max_abs
+from . import _dense as dense
+from ._batching import batch_any, hoisted, max_abs
 
 ERROR_RTOL = 1e-13  # accepted estimated error |x - x*|_inf / |x|_inf of `refined_solve`
 

@@ -22,7 +22,7 @@ on a CPU; the flops, $O(n s^2)$, are few. Gauss-Jordan within a panel is forward
 like elimination with partial pivoting (Higham, *Accuracy and Stability of Numerical
 Algorithms*, 2nd ed., §14.4). A singular matrix gives non-finite entries (a zero pivot),
 never a finite wrong answer. No LAPACK call: batches (`vmap`) never reach the batched
-LAPACK kernels that can hang on a CPU split into several devices (`flexjax.solvers.dense`).
+LAPACK kernels that can hang on a CPU split into several devices (`flexjax.solvers._dense`).
 
 **Border.** With $J = [A\ B;\ C\ D]$ ($A$ the band), block elimination: $S = D - C A^{-1}B$
 (the small Schur complement, inverted once), $y = S^{-1}(g - C A^{-1}f)$,
@@ -31,7 +31,7 @@ bordered systems). It needs $A$ non-singular; the border holds only unknowns wit
 long rows and columns, so $A$ keeps every coordinate's mass block.
 
 `linear_solve(J, b)` is differentiable in `J` and `b` (`jax.lax.custom_linear_solve`,
-derivatives from `structure.matvec`), as `flexjax.solvers.dense.solve` is for dense
+derivatives from `structure.matvec`), as `flexjax.solvers._dense.solve` is for dense
 matrices.
 """
 
@@ -41,8 +41,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from . import dense
-from .structure import BandedMatrix, NewtonStructure, matvec
+from . import _dense as dense
+from ._structure import BandedMatrix, NewtonStructure, matvec
 
 UNROLL = 4  # pivot steps per loop iteration in a panel: full unrolling compiles slower for ~10 % less run time
 

@@ -11,10 +11,11 @@ import optimistix as optx
 from .._checks import check_initial_state, check_ode_arguments, check_output_size, check_outputs
 from .._diagnose import check_start
 from .._structural import structural
+from ..results import RESULTS
 from ..system import CONSISTENT_MAX_ITER, System, _project, check_projection
-from ..trajectory import ODE_FAILED, SUCCESS, Trajectory, check_result
-from .dae import _diagnostics
-from .ode import Baumgarte, UdwadiaKalaba
+from ..trajectory import Trajectory, check_result
+from .ode_forms import AbstractODEForm, Baumgarte
+from .simulate import _diagnostics
 
 
 def _vector_field(t, y, args):
@@ -80,7 +81,7 @@ def _solve(
         energy=mask(energy),
         constraint_residual=mask(res_q),
         velocity_residual=mask(res_v),
-        result=jnp.where(ok, SUCCESS, ODE_FAILED),
+        result=RESULTS.where(ok, RESULTS.successful, RESULTS.ode_failed),
         failed_step=jnp.array(-1),
         failed_time=jnp.where(ok, jnp.nan, t_fail),
         failed_residual=jnp.array(0.0),
@@ -97,7 +98,7 @@ def simulate_ode(
     v0,
     t1: float,
     *,
-    form: Baumgarte | UdwadiaKalaba | None = None,
+    form: AbstractODEForm | None = None,
     solver: diffrax.AbstractSolver | None = None,
     t0: float = 0.0,
     ts=None,
@@ -115,8 +116,8 @@ def simulate_ode(
 
     **Arguments:**
 
-    - `form`: `Baumgarte(alpha, beta)` (default, $\alpha = \beta = 0$) or
-      `UdwadiaKalaba(alpha, beta)`.
+    - `form`: an `AbstractODEForm`: `Baumgarte(alpha, beta)` (default,
+      $\alpha = \beta = 0$) or `UdwadiaKalaba(alpha, beta)`.
     - `solver`: any diffrax solver (default `diffrax.Tsit5()`).
     - `ts`: save times (default 201 points from `t0` to `t1`).
     - `dt0`: initial step; with `rtol`/`atol` a PID controller adapts the step. Pass
@@ -131,6 +132,10 @@ def simulate_ode(
       the save times `ts`; rows after an event hold `inf`).
     """
     form = Baumgarte() if form is None else form
+    if not isinstance(form, AbstractODEForm):
+        raise ValueError(
+            f"simulate_ode: `form` must be an AbstractODEForm (Baumgarte or UdwadiaKalaba), got {type(form).__name__}."
+        )
     solver = diffrax.Tsit5() if solver is None else solver
     if system.stateful_forces:
         k = system.stateful_forces[0]

@@ -16,10 +16,11 @@ import numpy as np
 from .._checks import check_initial_state, check_outputs, check_simulate_arguments, is_concrete
 from .._diagnose import check_dae_start
 from .._structural import structural
+from ..results import RESULTS
 from ..system import CONSISTENT_MAX_ITER, System, _project, check_projection, velocity_residuals
-from ..trajectory import NEWTON_FAILED, SUCCESS, Trajectory, check_result
+from ..trajectory import Trajectory, check_result
+from ._batching import batch_any
 from .base import AbstractDAESolver
-from .batching import batch_any
 from .generalized_alpha import GeneralizedAlpha
 
 
@@ -186,7 +187,7 @@ def _assemble(system, q0, v0, init, fail, saves, t0, h, save_every: int, outputs
         energy=energy,
         constraint_residual=res_q,
         velocity_residual=res_v,
-        result=jnp.where(fail[0] >= 0, NEWTON_FAILED, SUCCESS),
+        result=RESULTS.where(fail[0] >= 0, RESULTS.newton_failed, RESULTS.successful),
         failed_step=fail[0],
         failed_time=fail[1],
         failed_residual=fail[2],
