@@ -13,7 +13,7 @@ Model: `flexjax.models.parallel_robot` (E = 116 GPa, h = 0.002 s, ρ∞ = 0.7). 
   differentiated by plain autodiff (`-jax.grad` of the energy, so the whole-system
   `jacfwd` pushes nq + m directions through every beam; patched in for that row only),
   full Newton with the beams' assembled element stiffness matrices (the default,
-  `flexjax.bodies.element_forces`: each 24 x 24 element Hessian formed once per
+  `flexjax.bodies._element_forces`: each 24 x 24 element Hessian formed once per
   matrix), and modified Newton (`newton="modified"`) with the element stiffness. The
   first two Newton matrices are compared.
 

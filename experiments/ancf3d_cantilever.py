@@ -19,7 +19,8 @@ import jax
 import numpy as np
 
 import flexjax  # noqa: F401  (float64)
-from flexjax.bodies.ancf3d import AncfBeam3D, RectangularSection
+from flexjax.bodies.ancf3d import AncfBeam3D
+from flexjax.bodies.sections import RectangularSection
 from flexjax.plotting import _pyplot, finish_axes
 
 NAME = "ancf3d_cantilever"

@@ -35,7 +35,8 @@ import numpy as np
 import scipy.linalg
 
 import flexjax as fj
-from flexjax.bodies.ancf3d import AbstractSection, AncfBeam3D, CircularSection, RectangularSection
+from flexjax.bodies.ancf3d import AncfBeam3D
+from flexjax.bodies.sections import AbstractSection, CircularSection, RectangularSection
 from flexjax.joints.ancf3d import AncfClamp3D, AncfRigidConnection3D, AncfSpherical3D
 from flexjax.plotting import _pyplot
 from flexjax.solvers.statics import solve_static

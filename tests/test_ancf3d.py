@@ -14,7 +14,8 @@ import scipy.linalg
 
 import flexjax as fj
 from flexjax.bodies.ancf2d import AncfBeam2D
-from flexjax.bodies.ancf3d import AncfBeam3D, CircularSection, RectangularSection, straight_beam_coordinates_3d
+from flexjax.bodies.ancf3d import AncfBeam3D, straight_beam_coordinates_3d
+from flexjax.bodies.sections import CircularSection, RectangularSection
 from flexjax.joints.ancf import AncfClamp
 from flexjax.joints.ancf3d import AncfClamp3D, AncfRevolute3D, AncfRigidConnection3D, AncfSpherical3D
 from flexjax.solvers.statics import solve_static

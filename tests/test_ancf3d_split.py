@@ -12,7 +12,8 @@ import pytest
 import scipy.linalg
 
 import flexjax as fj
-from flexjax.bodies.ancf3d import AncfBeam3D, CircularSection, RectangularSection
+from flexjax.bodies.ancf3d import AncfBeam3D
+from flexjax.bodies.sections import CircularSection, RectangularSection
 from flexjax.joints.ancf3d import AncfClamp3D, AncfSpherical3D
 from flexjax.solvers.statics import solve_static
 

@@ -4,12 +4,6 @@ from .ancf3d import (
     AncfBeam3D as AncfBeam3D,
 )
 from .ancf3d import (
-    CircularSection as CircularSection,
-)
-from .ancf3d import (
-    RectangularSection as RectangularSection,
-)
-from .ancf3d import (
     straight_beam_coordinates_3d as straight_beam_coordinates_3d,
 )
 from .base import AbstractBody as AbstractBody
@@ -45,4 +39,6 @@ from .rigid import (
 from .rigid import (
     TriangularPlate as TriangularPlate,
 )
+from .sections import CircularSection as CircularSection
+from .sections import RectangularSection as RectangularSection
 from .spong_arm import SpongArm as SpongArm

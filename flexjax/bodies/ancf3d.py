@@ -25,7 +25,7 @@ $F = \partial r/\partial(x, y, z) = [r_{,x}\ r_{,y}\ r_{,z}]$ ($J_0 = I$ in eq. 
 Green-Lagrange strain $E = \tfrac12(F^T F - I)$ (eq. 8-9), $U = \int_V W\,dV$ by Gauss
 quadrature (`axial_order` points per element times the section rule of
 `section_order`), $Q = -\partial U/\partial q$ by `jax.grad` (eq. 12), its derivative
-the assembled element Hessians (`flexjax.bodies.element_forces`). Two energy densities
+the assembled element Hessians (`flexjax.bodies._element_forces`). Two energy densities
 $W$ (`formulation`):
 
 - `"split"` (default), free of Poisson locking: the strain energy is split into a beam
@@ -67,7 +67,6 @@ Material points are addressed as `point = (s, y, z)`: arc length $s \in [0, L]$ 
 undeformed beam and section coordinates $(y, z)$ (m).
 """
 
-import abc
 import warnings
 from typing import ClassVar
 
@@ -79,119 +78,22 @@ from jaxtyping import Array, Float
 
 from .._checks import check_finite, check_positive, check_shape, is_concrete, safe_norm
 from .._custom_types import Scalar, ScalarLike
-from .ancf2d import _chain_mass_product, _gauss, hermite
+from ._ancf3d_forces import elastic_force
+from ._ancf_core import (
+    chain_mass_product,
+    check_n_elements,
+    check_order,
+    check_segment,
+    element_at,
+    elements,
+    gauss,
+    hermite,
+    locate,
+    node_index,
+    straight_nodes,
+)
 from .base import AbstractBody, ElementChain
-from .element_forces import chain_elastic_force
-
-_ODD = np.arange(1, 40, 2, dtype=float)  # odd terms of the rectangle's torsion series
-
-
-# -- cross sections --------------------------------------------------------------
-class AbstractSection(eqx.Module):
-    """A cross section symmetric about the beam axis (its centroid), in the (y, z) plane."""
-
-    @abc.abstractmethod
-    def area(self) -> Scalar:
-        """Area $A$ (m²)."""
-
-    @abc.abstractmethod
-    def second_moments(self) -> Float[Array, " 2"]:
-        r"""$(I_y, I_z) = (\int z^2 dA, \int y^2 dA)$ (m⁴): bending about y and about z."""
-
-    @abc.abstractmethod
-    def quadrature(self, order: int) -> tuple[Float[Array, "g 2"], Float[Array, " g"]]:
-        """Points `(y, z)` (m) and weights (m², summing to the area) of a rule that is
-        exact for polynomials of degree `2 order - 2` in (y, z)."""
-
-    @abc.abstractmethod
-    def torsion_constant(self) -> Scalar:
-        r"""St-Venant torsion constant $J$ (m⁴), torsional stiffness $GJ$. A section
-        without a closed form states its choice (e.g. Bredt's formula for a closed thin
-        wall, $\sum b t^3/3$ for an open one); $J = I_y + I_z$ neglects warping and is
-        an upper bound."""
-
-    @abc.abstractmethod
-    def shear_factor(self, nu: ScalarLike) -> Scalar:
-        r"""Timoshenko shear correction factor $k_s(\nu)$ of the transverse shear
-        (Cowper 1966)."""
-
-
-class RectangularSection(AbstractSection):
-    r"""Rectangle $|y| \le b/2$, $|z| \le h/2$; Gauss-Legendre `order` x `order`."""
-
-    width: Float[Array, ""]
-    height: Float[Array, ""]
-
-    def __init__(self, width, height):
-        """**Arguments:** `width` $b$ along y and `height` $h$ along z (m, > 0; leaves)."""
-        self.width, self.height = jnp.asarray(width, float), jnp.asarray(height, float)
-        for name in ("width", "height"):
-            check_shape("RectangularSection", name, getattr(self, name), ())
-            check_positive("RectangularSection", name, getattr(self, name))
-
-    def area(self):
-        return self.width * self.height
-
-    def second_moments(self):
-        b, h = self.width, self.height
-        return jnp.stack([b * h**3 / 12, h * b**3 / 12])
-
-    def quadrature(self, order):
-        x, w = _gauss(order)  # on [0, 1]
-        u = np.stack(np.meshgrid(x - 0.5, x - 0.5, indexing="ij"), -1).reshape(-1, 2)
-        wu = np.outer(w, w).reshape(-1)
-        pts = jnp.asarray(u) * jnp.stack([self.width, self.height])[None, :]
-        return pts, jnp.asarray(wu) * self.area()
-
-    def torsion_constant(self):
-        r"""Series solution of the Prandtl stress function (Timoshenko & Goodier 1970,
-        §109), $a \ge c$ the longer and shorter side:
-        $J = a c^3\left[\tfrac13 - \tfrac{64}{\pi^5}\tfrac{c}{a}\sum_{n\,odd}
-        \tfrac{1}{n^5}\tanh\tfrac{n\pi a}{2c}\right]$ (20 terms: relative error < 1e-7);
-        $0.1406\,a^4$ for a square."""
-        a, c = jnp.maximum(self.width, self.height), jnp.minimum(self.width, self.height)
-        n = jnp.asarray(_ODD)
-        series = jnp.sum(jnp.tanh(n * jnp.pi * a / (2 * c)) / n**5)
-        return a * c**3 * (1 / 3 - 64 / jnp.pi**5 * (c / a) * series)
-
-    def shear_factor(self, nu):
-        r"""$k_s = 10(1 + \nu)/(12 + 11\nu)$ (Cowper 1966, rectangle)."""
-        return 10 * (1 + nu) / (12 + 11 * nu)
-
-
-class CircularSection(AbstractSection):
-    r"""Disc of radius $R$; `order` Gauss points in $r$ (weight $r\,dr$) times `2 order`
-    equally spaced angles (exact for degree `2 order - 2`)."""
-
-    radius: Float[Array, ""]
-
-    def __init__(self, radius):
-        """**Arguments:** `radius` $R$ (m, > 0; a leaf)."""
-        self.radius = jnp.asarray(radius, float)
-        check_shape("CircularSection", "radius", self.radius, ())
-        check_positive("CircularSection", "radius", self.radius)
-
-    def area(self):
-        return jnp.pi * self.radius**2
-
-    def second_moments(self):
-        i = jnp.pi * self.radius**4 / 4
-        return jnp.stack([i, i])
-
-    def quadrature(self, order):
-        x, w = _gauss(order)  # r/R on [0, 1]; the polar Jacobian r is put in the weight
-        phi = 2 * np.pi * np.arange(2 * order) / (2 * order)
-        u = (x[:, None, None] * np.stack([np.cos(phi), np.sin(phi)], -1)[None]).reshape(-1, 2)
-        wu = np.repeat(2 * w * x / (2 * order), 2 * order)  # sums to 1
-        return jnp.asarray(u) * self.radius, jnp.asarray(wu) * self.area()
-
-    def torsion_constant(self):
-        r"""$J = \pi R^4/2$, the polar moment: a disc does not warp."""
-        return jnp.pi * self.radius**4 / 2
-
-    def shear_factor(self, nu):
-        r"""$k_s = 6(1 + \nu)/(7 + 6\nu)$ (Cowper 1966, solid circle)."""
-        return 6 * (1 + nu) / (7 + 6 * nu)
+from .sections import AbstractSection
 
 
 # -- shape functions ---------------------------------------------------------------
@@ -235,15 +137,7 @@ def straight_beam_coordinates_3d(start, end, n_elements: int, y_axis=None) -> Fl
     **Returns:** `q_b`, shape `(12 (n_elements + 1),)`.
     """
     owner = "straight_beam_coordinates_3d"
-    if isinstance(n_elements, bool) or not isinstance(n_elements, int) or n_elements < 1:
-        raise ValueError(f"{owner}: `n_elements` must be an int >= 1, got {n_elements!r}.")
-    start, end = jnp.asarray(start, float), jnp.asarray(end, float)
-    check_shape(owner, "start", start, (3,))
-    check_shape(owner, "end", end, (3,))
-    d = end - start
-    length = jnp.sqrt(d @ d)
-    if is_concrete(length) and not float(length) > 0:
-        raise ValueError(f"{owner}: `start` and `end` coincide.")
+    start, d, length = check_segment(owner, start, end, n_elements, 3)
     t = d / length
     if y_axis is None:
         y_axis = jnp.where(jnp.abs(t[1]) < 0.9, jnp.array([0.0, 1.0, 0.0]), jnp.array([0.0, 0.0, 1.0]))
@@ -256,10 +150,9 @@ def straight_beam_coordinates_3d(start, end, n_elements: int, y_axis=None) -> Fl
 
 
 def _straight(start, axes, length, n):
-    frac = jnp.arange(n + 1, dtype=start.dtype) / n
-    pos = start[None, :] + frac[:, None] * (length * axes[:, 0])[None, :]
-    grads = jnp.broadcast_to(axes.T[None], (n + 1, 3, 3))
-    return jnp.concatenate([pos[:, None, :], grads], axis=1).reshape(-1)
+    """Straight beam from `start` along the first column of `axes`, with the columns of
+    `axes` as the gradients $r_{,x}, r_{,y}, r_{,z}$ of every node."""
+    return straight_nodes(start, length * axes[:, 0], axes.T, n)
 
 
 _INTEGRATIONS = ("full", "selective")
@@ -268,19 +161,9 @@ _FORMULATIONS = ("split", "continuum")
 _AXIAL_MASK = np.array([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
 
 
-def _element_energy(beam, q_e):
-    """Elastic energy of one element from its 24 coordinates (`chain_elastic_force`)."""
-    return beam._element_energy(jnp.reshape(q_e, (8, 3)))
-
-
 def _locking_factor(nu):
     """Bending modulus of the locked continuum element over $E$."""
     return (1 - nu) / ((1 + nu) * (1 - 2 * nu))
-
-
-def _check_order(name, order):
-    if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= 12:
-        raise ValueError(f"AncfBeam3D: `{name}` must be an int Gauss order in 1..12, got {order!r}.")
 
 
 class AncfBeam3D(AbstractBody):
@@ -345,10 +228,9 @@ class AncfBeam3D(AbstractBody):
         `length`, `rho`, `youngs`, `poisson` are scalar pytree leaves (differentiable,
         batchable); value checks are skipped when they are tracers.
         """
-        if isinstance(n_elements, bool) or not isinstance(n_elements, int) or n_elements < 1:
-            raise ValueError(f"AncfBeam3D: `n_elements` must be an int >= 1, got {n_elements!r}.")
-        _check_order("axial_order", axial_order)
-        _check_order("section_order", section_order)
+        check_n_elements("AncfBeam3D", n_elements)
+        check_order("AncfBeam3D", "axial_order", axial_order)
+        check_order("AncfBeam3D", "section_order", section_order)
         if integration is None:
             integration = "selective" if formulation == "split" else "full"
         if integration not in _INTEGRATIONS:
@@ -404,17 +286,11 @@ class AncfBeam3D(AbstractBody):
 
     def _elements(self, q):
         """Element coordinates as `(n, 8, 3)` (seed eq. 2 ordering)."""
-        nodes = self._nodes(q)
-        return jnp.concatenate([nodes[:-1], nodes[1:]], axis=1)
+        return elements(q, self.n_elements, (4, 3))
 
     def node_index(self, node: int) -> int:
         """Normalized index of `node` (static int; negative counts from the tip)."""
-        n = self.n_elements
-        if isinstance(node, bool) or not isinstance(node, int) or not -(n + 1) <= node <= n:
-            raise ValueError(
-                f"AncfBeam3D: node {node!r} does not exist; the beam has nodes 0..{n} (or -1 for the last)."
-            )
-        return node % (n + 1)
+        return node_index("AncfBeam3D", node, self.n_elements)
 
     def node_position(self, q: Float[Array, " nq"], node: int) -> Float[Array, " 3"]:
         """Position $r_k$ of node `node`."""
@@ -444,12 +320,10 @@ class AncfBeam3D(AbstractBody):
 
     def _locate(self, s):
         """Element index and $\\zeta$ of arc length `s` (clipped to the beam)."""
-        u = s / self.element_length
-        e = jnp.clip(jnp.floor(u), 0, self.n_elements - 1)
-        return e.astype(int), u - e
+        return locate(s, self.element_length, self.n_elements)
 
     def _element_at(self, q, e):
-        return jnp.reshape(jax.lax.dynamic_slice(q, (12 * e,), (24,)), (8, 3))
+        return element_at(q, e, (4, 3))
 
     def position(self, q: Float[Array, " nq"], point: Float[Array, " 3"]) -> Float[Array, " 3"]:
         """World position of the material point `point = (s, y, z)` (m): arc length $s$
@@ -473,7 +347,7 @@ class AncfBeam3D(AbstractBody):
         r"""Element mass matrix on the nodal vectors $[r_i, r_{i,x}, r_{i,y}, r_{i,z}, r_j, \dots]$
         (the same on the three components), seed eq. 6."""
         # integrand degree 6 in x (4 points exact), 2 in (y, z) (order 2 exact)
-        xa, wa = _gauss(4)
+        xa, wa = gauss(4)
         yz, wyz = self.section.quadrature(2)
         l = self.element_length
         s = jax.vmap(lambda x: jax.vmap(lambda p: shape_functions(x, p[0], p[1], l)[0])(yz))(jnp.asarray(xa))
@@ -488,8 +362,8 @@ class AncfBeam3D(AbstractBody):
         return jnp.kron(m, jnp.eye(3, dtype=q.dtype))
 
     def mass_product(self, q: Float[Array, " nq"], a: Float[Array, " nq"]) -> Float[Array, " nq"]:
-        """`mass_matrix(q) @ a` element by element (`_chain_mass_product`)."""
-        return jnp.reshape(_chain_mass_product(self._element_mass(), self._elements(a)), (-1,))
+        """`mass_matrix(q) @ a` element by element (`chain_mass_product`)."""
+        return jnp.reshape(chain_mass_product(self._element_mass(), self._elements(a)), (-1,))
 
     def total_mass(self) -> Scalar:
         return self.rho * self.section.area() * self.length
@@ -504,8 +378,8 @@ class AncfBeam3D(AbstractBody):
 
     def force(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: ScalarLike) -> Float[Array, " nq"]:
         # seed eq. 12; constant mass matrix: no quadratic-velocity terms. Its derivative
-        # is assembled from 24 x 24 element stiffness matrices
-        return chain_elastic_force(_element_energy, self, q, self.n_elements, 12, 24)
+        # is assembled from 24 x 24 element stiffness matrices (`_ancf3d_forces`)
+        return elastic_force(self, q)
 
     def constraints(self, q: Float[Array, " nq"]) -> Float[Array, " 0"]:
         return jnp.zeros((0,), q.dtype)
@@ -520,7 +394,7 @@ class AncfBeam3D(AbstractBody):
         """Green-Lagrange strains `(g, p, 3, 3)` at `axial_order` Gauss points along one
         element with coordinates `E` `(8, 3)` times the section `rule` `(points,
         weights)`, and the volume weights `(g, p)`."""
-        xa, wa = _gauss(axial_order)
+        xa, wa = gauss(axial_order)
         yz, wyz = rule
         l = self.element_length
         # shape derivatives at every quadrature point: identical for all elements

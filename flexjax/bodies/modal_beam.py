@@ -34,18 +34,18 @@ stiffening. $V = \tfrac12 q_1^T K_1 q_1 + \tfrac12 q_2^T K_2 q_2$ (eq. 44, 48, t
 spring inside $K_2$). Damping (eq. 49): joint $c\,\Phi_2'(0)^T\Phi_2'(0)$ and
 mass-proportional $\alpha_1 M_1$, $\alpha_2 M_2$.
 
-Modes: `root="elastic"` uses the elastically constrained modes of `analysis.flfj`
+Modes: `root="elastic"` uses the elastically constrained modes of `_beam_modes`
 (pinned beam, root spring `k`, free tip); `root="clamped"` the cantilever's (a beam
 clamped to the hub, for the Spong model and the spin-up; no `k`, `c`). Constants of
 eq. 48 by Gauss-Legendre quadrature (`24 + 8 n` points on $[0, l]$; $S(x)$ at the nodes
-by cumulative Gauss integration, `analysis.flfj.integration_matrix`; nested Gauss
+by cumulative Gauss integration, `_beam_modes.integration_matrix`; nested Gauss
 quadrature on $[0, x]$ at other points).
 
 **What is cached.** The roots $\gamma_i$ (`gamma`, found by bracketing) and the
 dimensionless shape tables at the Gauss nodes (`shapes`) are computed once, at
 construction, so the right-hand side costs no root search or mode evaluation.
 Derivatives are not lost: `roots()` re-attaches $d\gamma/d(k, EI, l)$ by the implicit
-function theorem, and `analysis.flfj.cached_shape_tables` returns the cached tables
+function theorem, and `_beam_modes.cached_shape_tables` returns the cached tables
 with the JVP of the true tables (evaluated only when something is differentiated).
 So `jax.grad`/`jax.vmap` through a function that builds the body, and gradients with
 respect to the leaves of a built body (`eqx.filter_grad`), are exact. Changing `k`,
@@ -65,15 +65,15 @@ from jaxtyping import Array, Float
 
 from .._checks import check_shape, is_concrete
 from .._custom_types import Scalar
-from ..analysis.flfj import (
+from ._beam_modes import (
     ShapeTables,
-    _quadrature_order,
     axial_modes,
     bracket_roots,
     cached_shape_tables,
     eval_modes,
     gauss_legendre,
     mode_coefficients,
+    quadrature_order,
     refine_roots,
     shape_tables,
 )
@@ -255,7 +255,7 @@ class ModalHubBeam(AbstractBody):
         r"""Transverse roots $\gamma_i = \beta_i l$ (seed eq. 32; cantilever for a clamped root).
 
         The roots bracketed at construction (`gamma`) get their derivatives with respect
-        to `k`, `ei`, `length` here (`analysis.flfj.refine_roots`, implicit function
+        to `k`, `ei`, `length` here (`_beam_modes.refine_roots`, implicit function
         theorem). If those leaves were changed after construction (e.g. `eqx.tree_at`)
         the cached roots no longer solve eq. 32 and this raises (under jit too): build a
         new `ModalHubBeam` instead, inside the function you differentiate or vmap.
@@ -274,7 +274,7 @@ class ModalHubBeam(AbstractBody):
         return (2 * i - 1) / (4 * self.length) * jnp.sqrt(self.ea / self.rho_a)
 
     def _order(self):
-        return _quadrature_order(max(self.n_axial, self.n_transverse))
+        return quadrature_order(max(self.n_axial, self.n_transverse))
 
     def _nodes(self):
         return gauss_legendre(self._order())

@@ -18,9 +18,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ..bodies.ancf2d import AncfBeam2D
-from .base import AbstractJoint
-from .fixed import planar_relative_sine
-from .revolute import _attachment, _check_bodies, body_axes
+from .base import AbstractJoint, attachment, body_axes, check_bodies, planar_relative_sine
 
 
 def _check_node(owner, node):
@@ -54,7 +52,7 @@ class AncfPin(AbstractJoint):
     dim: ClassVar[int] = 2
 
     def __init__(self, body, node, body_j=None, point_j=(0.0, 0.0)):
-        _check_bodies("AncfPin", body, body_j)
+        check_bodies("AncfPin", body, body_j)
         _check_node("AncfPin", node)
         self.body_i, self.node, self.body_j = body, node, body_j
         self.point_j = jnp.asarray(point_j, float)
@@ -68,7 +66,7 @@ class AncfPin(AbstractJoint):
 
     def constraint(self, bi, qi, bj, qj, t):
         ri = _beam("AncfPin", bi, "i").node_position(qi, self.node)
-        return ri - _attachment(bj, qj, self.point_j)
+        return ri - attachment(bj, qj, self.point_j)
 
 
 class AncfClamp(AbstractJoint):
@@ -92,7 +90,7 @@ class AncfClamp(AbstractJoint):
     dim: ClassVar[int] = 2
 
     def __init__(self, body, node, body_j=None, point_j=(0.0, 0.0), angle=0.0):
-        _check_bodies("AncfClamp", body, body_j)
+        check_bodies("AncfClamp", body, body_j)
         _check_node("AncfClamp", node)
         self.body_i, self.node, self.body_j = body, node, body_j
         self.point_j = jnp.asarray(point_j, float)
@@ -109,7 +107,7 @@ class AncfClamp(AbstractJoint):
 
     def constraint(self, bi, qi, bj, qj, t):
         beam = _beam("AncfClamp", bi, "i")
-        pos = beam.node_position(qi, self.node) - _attachment(bj, qj, self.point_j)
+        pos = beam.node_position(qi, self.node) - attachment(bj, qj, self.point_j)
         ti = _unit(beam.node_slope(qi, self.node))
         rot = planar_relative_sine(ti, body_axes(bj, qj, 2)[:, 0], self.angle)
         return jnp.concatenate([pos, jnp.atleast_1d(rot)])
@@ -135,7 +133,7 @@ class AncfRevolute(AbstractJoint):
     def __init__(self, body_i, node_i, body_j, node_j, *, rigid=False, angle=0.0):
         if body_j is None:
             raise ValueError("AncfRevolute: joins two beams; use AncfPin or AncfClamp for ground.")
-        _check_bodies("AncfRevolute", body_i, body_j)
+        check_bodies("AncfRevolute", body_i, body_j)
         _check_node("AncfRevolute", node_i)
         _check_node("AncfRevolute", node_j)
         self.body_i, self.node_i, self.body_j, self.node_j = body_i, node_i, body_j, node_j

@@ -26,8 +26,7 @@ from jaxtyping import Array, Float
 
 from .._checks import check_shape
 from ..bodies.ancf3d import AncfBeam3D
-from .base import AbstractJoint
-from .revolute import _check_bodies
+from .base import AbstractJoint, check_bodies
 
 
 def _check_node(owner, name, node):
@@ -43,7 +42,7 @@ def _beam(owner, body, which):
 
 def _init_other_side(joint, owner, body_i, node, body_j, point_j, node_j):
     """Shared fields and checks: the beam node on side i and the attachment on side j."""
-    _check_bodies(owner, body_i, body_j)
+    check_bodies(owner, body_i, body_j)
     _check_node(owner, "node", node)
     if node_j is not None:
         _check_node(owner, "node_j", node_j)

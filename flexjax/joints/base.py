@@ -4,10 +4,41 @@ import abc
 from typing import ClassVar
 
 import equinox as eqx
+import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .._custom_types import Scalar
 from ..bodies.base import AbstractBody
+
+
+def check_bodies(owner: str, body_i, body_j) -> None:
+    """A joint's body indices: `body_i` an int >= 0, `body_j` one too or `None` (ground),
+    and the two different."""
+    if not isinstance(body_i, int) or body_i < 0:
+        raise ValueError(f"{owner}: `body_i` must be a body index >= 0, got {body_i!r}.")
+    if body_j is not None and (not isinstance(body_j, int) or body_j < 0):
+        raise ValueError(f"{owner}: `body_j` must be a body index or None (ground), got {body_j!r}.")
+    if body_i == body_j:
+        raise ValueError(f"{owner}: a joint needs two different bodies, got {body_i} twice.")
+
+
+def attachment(body, q, point):
+    """World position of a joint point: on a body, or fixed in the world (ground)."""
+    return point if body is None else body.position(q, point)
+
+
+def body_axes(body, q, dim):
+    """Axes of a body, or the world axes for ground (`body is None`)."""
+    return jnp.eye(dim) if body is None else body.axes(q)
+
+
+def planar_relative_sine(ai, aj, theta0):
+    r"""$\sin(\theta_i - \theta_j - \theta_0)$ from the x-axes of two planar frames.
+
+    Written with cross and dot products so it never wraps at $\pm\pi$ and stays smooth.
+    """
+    cross = aj[0] * ai[1] - aj[1] * ai[0]
+    return cross * jnp.cos(theta0) - (aj @ ai) * jnp.sin(theta0)
 
 
 class AbstractJoint(eqx.Module):

@@ -11,9 +11,7 @@ from typing import ClassVar
 import equinox as eqx
 import jax.numpy as jnp
 
-from .base import AbstractJoint
-from .fixed import planar_relative_sine
-from .revolute import _check_bodies, body_axes
+from .base import AbstractJoint, body_axes, check_bodies, planar_relative_sine
 
 
 class AngleDriver(AbstractJoint):
@@ -35,7 +33,7 @@ class AngleDriver(AbstractJoint):
         fields are pytree leaves, so trajectories can be differentiated and batched with
         respect to them), e.g. the drive profiles `SmoothStart`, `Cycloidal` and
         `Trapezoidal` of `flexjax.control`."""
-        _check_bodies("AngleDriver", body_i, body_j)
+        check_bodies("AngleDriver", body_i, body_j)
         if not callable(g):
             raise ValueError(f"AngleDriver: `g` must be callable g(t), got {type(g).__name__}.")
         self.body_i, self.body_j, self.g = body_i, body_j, g
@@ -60,7 +58,7 @@ class DrivingConstraint(AbstractJoint):
     dim: ClassVar[None] = None  # works with planar and spatial bodies
 
     def __init__(self, body, f, g, nconstraints: int = 1):
-        _check_bodies("DrivingConstraint", body, None)
+        check_bodies("DrivingConstraint", body, None)
         if not (callable(f) and callable(g)):
             raise ValueError("DrivingConstraint: `f` and `g` must be callables f(q_b), g(t).")
         self.body_i, self.f, self.g = body, f, g

@@ -5,17 +5,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .._checks import check_attachment_point, check_finite
-from .base import AbstractJoint
-from .revolute import _attachment, _check_bodies, body_axes
-
-
-def planar_relative_sine(ai, aj, theta0):
-    r"""$\sin(\theta_i - \theta_j - \theta_0)$ from the x-axes of two planar frames.
-
-    Written with cross and dot products so it never wraps at $\pm\pi$ and stays smooth.
-    """
-    cross = aj[0] * ai[1] - aj[1] * ai[0]
-    return cross * jnp.cos(theta0) - (aj @ ai) * jnp.sin(theta0)
+from .base import AbstractJoint, attachment, body_axes, check_bodies, planar_relative_sine
 
 
 class FixedJoint(AbstractJoint):
@@ -39,7 +29,7 @@ class FixedJoint(AbstractJoint):
         """**Arguments:** body indices and body-frame points (world point for ground);
         `dim` 2 or 3; `relative_orientation`: planar angle $\\theta_0$ (rad) or 3x3
         rotation $R_0 = A_j^T A_i$; default aligned axes."""
-        _check_bodies("FixedJoint", body_i, body_j)
+        check_bodies("FixedJoint", body_i, body_j)
         if dim not in (2, 3):
             raise ValueError(f"FixedJoint: `dim` must be 2 or 3, got {dim}.")
         self.body_i, self.body_j, self.dim = body_i, body_j, dim
@@ -63,7 +53,7 @@ class FixedJoint(AbstractJoint):
         self.nconstraints = 3 if dim == 2 else 6
 
     def constraint(self, bi, qi, bj, qj, t):
-        pos = _attachment(bi, qi, self.point_i) - _attachment(bj, qj, self.point_j)
+        pos = attachment(bi, qi, self.point_i) - attachment(bj, qj, self.point_j)
         ai, aj = body_axes(bi, qi, self.dim), body_axes(bj, qj, self.dim)
         if self.dim == 2:
             rot = jnp.atleast_1d(planar_relative_sine(ai[:, 0], aj[:, 0], self.relative_orientation))

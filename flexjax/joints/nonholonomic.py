@@ -9,8 +9,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .._checks import check_shape
-from .base import AbstractVelocityConstraint
-from .revolute import _check_bodies
+from .base import AbstractVelocityConstraint, check_bodies
 
 
 class NoSlipConstraint(AbstractVelocityConstraint):
@@ -29,7 +28,7 @@ class NoSlipConstraint(AbstractVelocityConstraint):
     dim: ClassVar[int] = 2
 
     def __init__(self, body, point, direction):
-        _check_bodies("NoSlipConstraint", body, None)
+        check_bodies("NoSlipConstraint", body, None)
         self.body_i, self.body_j = body, None
         self.point = jnp.asarray(point, float)
         self.direction = jnp.asarray(direction, float)
@@ -53,7 +52,7 @@ class VelocityDriver(AbstractVelocityConstraint):
     dim: ClassVar[None] = None
 
     def __init__(self, body, f, g, nconstraints: int = 1):
-        _check_bodies("VelocityDriver", body, None)
+        check_bodies("VelocityDriver", body, None)
         if not (callable(f) and callable(g)):
             raise ValueError("VelocityDriver: `f` and `g` must be callables f(q_b, v_b), g(t).")
         self.body_i, self.f, self.g, self.nconstraints, self.body_j = body, f, g, nconstraints, None

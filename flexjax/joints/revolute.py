@@ -7,31 +7,17 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .._checks import check_attachment_point, check_shape
-from .base import AbstractJoint
-
-
-def _attachment(body, q, point):
-    """World position of a joint point: on a body, or fixed in the world (ground)."""
-    return point if body is None else body.position(q, point)
+from .base import AbstractJoint, attachment, body_axes, check_bodies
 
 
 def _init_point_joint(joint, owner, body_i, point_i, body_j, point_j, dim):
     """Shared construction of point-coincidence joints (fields and checks)."""
-    _check_bodies(owner, body_i, body_j)
+    check_bodies(owner, body_i, body_j)
     joint.body_i, joint.body_j = body_i, body_j
     joint.point_i = check_attachment_point(owner, "point_i", point_i)
     joint.point_j = check_attachment_point(owner, "point_j", point_j)
     if body_j is None:
         check_shape(owner, "point_j (ground point)", joint.point_j, (dim,))
-
-
-def _check_bodies(owner, body_i, body_j):
-    if not isinstance(body_i, int) or body_i < 0:
-        raise ValueError(f"{owner}: `body_i` must be a body index >= 0, got {body_i!r}.")
-    if body_j is not None and (not isinstance(body_j, int) or body_j < 0):
-        raise ValueError(f"{owner}: `body_j` must be a body index or None (ground), got {body_j!r}.")
-    if body_i == body_j:
-        raise ValueError(f"{owner}: a joint needs two different bodies, got {body_i} twice.")
 
 
 class RevoluteJoint(AbstractJoint):
@@ -53,7 +39,7 @@ class RevoluteJoint(AbstractJoint):
         _init_point_joint(self, "RevoluteJoint", body_i, point_i, body_j, point_j, 2)
 
     def constraint(self, bi, qi, bj, qj, t):
-        return _attachment(bi, qi, self.point_i) - _attachment(bj, qj, self.point_j)
+        return attachment(bi, qi, self.point_i) - attachment(bj, qj, self.point_j)
 
 
 class SphericalJoint(AbstractJoint):
@@ -74,16 +60,7 @@ class SphericalJoint(AbstractJoint):
         _init_point_joint(self, "SphericalJoint", body_i, point_i, body_j, point_j, 3)
 
     def constraint(self, bi, qi, bj, qj, t):
-        return _attachment(bi, qi, self.point_i) - _attachment(bj, qj, self.point_j)
-
-
-def _ground_axes(dim):
-    return jnp.eye(dim)
-
-
-def body_axes(body, q, dim):
-    """Axes of a body, or the world axes for ground (`body is None`)."""
-    return _ground_axes(dim) if body is None else body.axes(q)
+        return attachment(bi, qi, self.point_i) - attachment(bj, qj, self.point_j)
 
 
 class RevoluteJoint3D(AbstractJoint):
@@ -104,7 +81,7 @@ class RevoluteJoint3D(AbstractJoint):
     def __init__(self, body_i, point_i, axis_i, body_j, point_j, axis_j):
         """**Arguments:** body indices, body-frame points and body-frame hinge axes
         (world axis for ground)."""
-        _check_bodies("RevoluteJoint3D", body_i, body_j)
+        check_bodies("RevoluteJoint3D", body_i, body_j)
         self.body_i, self.body_j = body_i, body_j
         self.point_i = check_attachment_point("RevoluteJoint3D", "point_i", point_i)
         self.point_j = check_attachment_point("RevoluteJoint3D", "point_j", point_j)
@@ -124,7 +101,7 @@ class RevoluteJoint3D(AbstractJoint):
         aj = body_axes(bj, qj, 3) @ self.axis_j
         return jnp.concatenate(
             [
-                _attachment(bi, qi, self.point_i) - _attachment(bj, qj, self.point_j),
+                attachment(bi, qi, self.point_i) - attachment(bj, qj, self.point_j),
                 jnp.stack([aj @ (ai @ b), aj @ (ai @ c)]),
             ]
         )

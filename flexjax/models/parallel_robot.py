@@ -44,8 +44,9 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ..bodies.ancf3d import AncfBeam3D, CircularSection, straight_beam_coordinates_3d
+from ..bodies.ancf3d import AncfBeam3D, straight_beam_coordinates_3d
 from ..bodies.rigid import RigidBody3D
+from ..bodies.sections import CircularSection
 from ..forces.gravity import Gravity
 from ..joints.ancf3d import AncfRevolute3D
 from ..joints.driving import DrivingConstraint
