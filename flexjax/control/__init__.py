@@ -3,7 +3,7 @@
 - `PD`, `CoordinateControl`: PD law on one coordinate (seed 000 eq. 59).
 - `PIDJointTorque`: PID on a joint angle, sampled integral (seed 002).
 - `Shaper`, `zvd`, `multimode_zvd`, `residual_vibration`: input shaping (seed 000 eq. 55-58).
-- References `g(t)`: `ConstantRate`, `Sinusoid`, `Polynomial`, `Ramp`, `RestToRest`, and the
+- References `g(t)`: `Constant`, `ConstantRate`, `Sinusoid`, `Polynomial`, `Ramp`, `RestToRest`, and the
   drive profiles `SmoothStart`, `Cycloidal`, `Trapezoidal`.
 """
 
@@ -22,6 +22,9 @@ from .input_shaping import (
 from .pd import PD as PD
 from .pd import CoordinateControl as CoordinateControl
 from .pid import PIDJointTorque as PIDJointTorque
+from .references import (
+    Constant as Constant,
+)
 from .references import (
     ConstantRate as ConstantRate,
 )
