@@ -3,7 +3,8 @@
 Figures are built with the object-oriented API (`matplotlib.figure.Figure`), never
 through `pyplot`'s global state: the library neither selects nor switches the user's
 backend (only the `flexjax` command line does), needs no display, and leaves no open
-figures behind.
+figures behind. Code written against pyplot uses `subplots` and `close` from here in
+place of `plt.subplots` and `plt.close`.
 """
 
 import pathlib
@@ -26,11 +27,20 @@ def subplots(nrows: int = 1, ncols: int = 1, **kwargs):
 
 
 def close(fig) -> None:
-    """Nothing to release for a bare `Figure` (kept so that pyplot-style code runs)."""
+    """Counterpart of `matplotlib.pyplot.close` for a figure from `subplots`: a bare
+    `Figure` holds no backend resources, so there is nothing to release; calling it keeps
+    pyplot-style code unchanged.
+
+    **Arguments:** `fig`: the figure (unused).
+    """
 
 
 def _pyplot():
-    """The pyplot-like names (`subplots`, `close`, `rcParams`) used by the experiments."""
+    """The pyplot-like names (`subplots`, `close`, `rcParams`) as one namespace.
+
+    Private and kept only for `flexjax.analysis.stability`, which still imports it; new
+    code calls `subplots` and `close` directly.
+    """
     import matplotlib
 
     return types.SimpleNamespace(subplots=subplots, close=close, rcParams=matplotlib.rcParams)
