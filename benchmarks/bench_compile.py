@@ -62,12 +62,12 @@ def _model(name):
         run = lambda s, t1: simulate_arm(s, t1, 1e-4, save_every=10)
         return build, run, 30e9, 0.2, 0.01, lambda tr: tr.q[-1, -4]
     if name == "flfj_arm":
-        from experiments.flfj_control import KD, arm
         from flexjax.control.pd import PD, CoordinateControl
         from flexjax.control.references import Ramp
+        from flexjax.models.flfj_arm import KD, flfj_arm
 
         def build(kp):  # the flfj_control plant (k = 1 N m/rad) under PD on a 1 rad, 1 s ramp
-            return fj.System([arm(1.0)], [], [CoordinateControl(0, 0, PD(kp, KD, Ramp(1.0, 1.0)))])
+            return fj.System([flfj_arm(1.0)], [], [CoordinateControl(0, 0, PD(kp, KD, Ramp(1.0, 1.0)))])
 
         def run(s, t1):
             n = s.nq
@@ -78,12 +78,12 @@ def _model(name):
         return build, run, 0.6, 2.0, 0.5, lambda tr: tr.q[-1, 0]
     if name == "parallel_robot":
         from flexjax.bodies import AncfBeam3D
-        from flexjax.models import parallel_robot as robot
+        from flexjax.models.parallel_robot import parallel_robot, simulate_parallel_robot
 
-        base = robot.parallel_robot()  # the builder checks the workspace on concrete numbers
+        base = parallel_robot()  # the builder checks the workspace on concrete numbers
         rods = lambda s: [b.youngs for b in s.bodies if isinstance(b, AncfBeam3D)]
         build = lambda p: eqx.tree_at(rods, base, [jnp.asarray(p, float)] * len(rods(base)))
-        run = lambda s, t1: robot.run(s, t1, 0.002)
+        run = lambda s, t1: simulate_parallel_robot(s, t1, 0.002)
         return build, run, 116e9, 0.1, 0.01, lambda tr: tr.q[-1, -3]
     raise ValueError(f"unknown model {name!r}; choose from {MODELS}")
 

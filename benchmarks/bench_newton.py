@@ -64,10 +64,10 @@ def model(name):
         s = clearance_arm()
         return (s, *clearance_arm_state(s), 0.2, 1e-4, 0.8, dict(consistent=False))
     if name == "robot":
-        from flexjax.models import parallel_robot as pr
+        from flexjax.models.parallel_robot import initial_state, parallel_robot
 
-        s = pr.parallel_robot()
-        return (s, *pr.initial_state(s), 0.1, 0.002, 0.7, {})
+        s = parallel_robot()
+        return (s, *initial_state(s), 0.1, 0.002, 0.7, {})
     raise ValueError(f"unknown model {name!r}; choose from {MODELS}")
 
 

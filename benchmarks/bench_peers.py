@@ -41,8 +41,8 @@ with relative residual tolerance 1e-8.
 (c) spin-up: the Simo & Vu-Quoc cantilever (L = 10 m, EA = 2.8e7 N, EI = 1.4e4 N m^2,
     rho A = 1.2 kg/m) as `--spinup-elements` ANCF elements whose first node is pinned at
     the hub axis and whose first slope follows the prescribed hub angle (the spin-up
-    profile of experiments/spinup.py, omega_s = `--spinup-omega`, T_s = 15 s), to
-    `--spinup-t-end`, step `--spinup-dt`; no gravity. experiments/spinup.py itself uses
+    profile of flexjax/models/spinup_beam.py, omega_s = `--spinup-omega`, T_s = 15 s), to
+    `--spinup-t-end`, step `--spinup-dt`; no gravity. flexjax/experiments/spinup.py itself uses
     the modal hub beam (`ModalHubBeam`, with the w_c stiffening term) and an adaptive ODE
     solver, for which Exudyn has no counterpart; the ANCF cable carries geometric
     stiffening by itself. In Exudyn the slope is driven by two `CoordinateConstraint`s
@@ -85,13 +85,13 @@ from flexjax.batch import run_batch
 from flexjax.joints.ancf import AncfPin
 
 G = 9.81
-# (a) the very flexible pendulum (experiments/flexible_pendulum.py)
+# (a) the very flexible pendulum (flexjax/models/flexible_pendulum.py)
 FLEX = dict(length=1.2, area=0.0018, second_moment=1.215e-8, rho=5540.0, youngs=0.7e6)
 # (b) and the gradient: a stiff steel pendulum, 1 cm x 1 cm section
 STIFF = dict(length=1.0, area=1e-4, second_moment=1e-8 / 12, rho=7850.0, youngs=210e9)
 STIFF_ELEMENTS = 4
 # (c) spin-up of a cantilever clamped to a hub on its axis (Simo & Vu-Quoc 1986, the beam of
-# experiments/spinup.py): EA = 2.8e7 N, EI = 1.4e4 N m^2, rho A = 1.2 kg/m, as A = 1 m^2
+# flexjax/models/spinup_beam.py): EA = 2.8e7 N, EI = 1.4e4 N m^2, rho A = 1.2 kg/m, as A = 1 m^2
 SPIN = dict(length=10.0, area=1.0, second_moment=1.4e4 / 2.8e7, rho=1.2, youngs=2.8e7)
 SPIN_TS = 15.0  # s, end of the spin-up
 AXIAL_ORDER, BENDING_ORDER = 5, 3  # Exudyn useReducedOrderIntegration=0: Gauss orders 9 and 5

@@ -39,7 +39,7 @@ import numpy as np  # noqa: E402
 
 import flexjax  # noqa: E402, F401  (float64)
 from flexjax.bodies.ancf3d import AncfBeam3D  # noqa: E402
-from flexjax.models import parallel_robot as pr  # noqa: E402
+from flexjax.models.parallel_robot import initial_state, parallel_robot, parallel_robot_solver  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -115,9 +115,9 @@ def _loop(system, solver, state, h, steps, repeat):
 
 
 def bench(rigid, elements, steps, repeat, newton):
-    system = pr.parallel_robot(rigid=rigid, n_elements=elements)
-    solver = pr.solver(rigid, newton=newton)
-    q0, v0 = pr.initial_state(system)
+    system = parallel_robot(rigid=rigid, n_elements=elements)
+    solver = parallel_robot_solver(rigid, newton=newton)
+    q0, v0 = initial_state(system)
     h = 0.002
     state = eqx.filter_jit(solver.init)(system, jnp.asarray(0.0), q0, v0)
     parts, J = _newton_parts(system, solver, state, h, repeat)

@@ -45,7 +45,7 @@ Models (JSON suffix, compared quantity at the end time):
   a rigid rotor (0.002 kg m^2) pinned at the origin, a torsion spring (k = 1 N m/rad)
   between the rotor angle and the slope angle of the first node of a steel rod (d = 2 mm,
   1 m, 8 elements) pinned at the rotor axis, no gravity; the rotor torque is the PD law of
-  experiments/flfj_control.py, $K_p(\theta_{ref} - \theta) - K_d\dot\theta$, on a 1 rad
+  flexjax/models/flfj_arm.py, $K_p(\theta_{ref} - \theta) - K_d\dot\theta$, on a 1 rad
   rest-to-rest move in 1 s (`RestToRest`); h = 0.5 ms, 2 s; tip position. flexjax:
   `RigidBody2D`, `RevoluteJoint`, `AncfPin`, `CoordinateControl(PD)` and that file's
   `JointSpring`; Exudyn: `ObjectRigidBody2D`, coordinate constraints, a
@@ -139,16 +139,22 @@ from bench_peers import (
     _rerun_with_environment,
     exudyn_settings,
 )
-from modal_kinetic_vs_ancf import RHO, ROTOR, D, E, JointSpring  # the FLFJ arm's rod, rotor and joint spring
-from modal_kinetic_vs_ancf import L as FLFJ_LENGTH
+from modal_kinetic_vs_ancf import (  # the FLFJ arm's rod, rotor and joint spring
+    RHO,
+    ROTOR,
+    D,
+    E,
+    JointSpring,
+    L as FLFJ_LENGTH,
+)
 
 import flexjax as fj
-from experiments.flfj_control import KD, KP
 from flexjax.batch import run_batch
 from flexjax.control.pd import PD, CoordinateControl
 from flexjax.joints.ancf import AncfPin, AncfRevolute
 from flexjax.models.clearance_arm import clearance_arm, clearance_arm_state
 from flexjax.models.flexible_slider_crank import flexible_slider_crank, flexible_slider_crank_state
+from flexjax.models.flfj_arm import KD, KP
 
 CHAIN = dict(length=0.4, area=1e-4, second_moment=1e-8 / 12, rho=1200.0, youngs=5e7)
 CHAIN_LINKS, CHAIN_ELEMENTS = 3, 4

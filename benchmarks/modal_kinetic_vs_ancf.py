@@ -1,6 +1,6 @@
 """`ModalHubBeam(kinetic="paper")` and `kinetic="exact"` against a planar ANCF reference.
 
-The FLFJ arm of `experiments/flfj_control.py` (steel rod, d = 2 mm, l = 1 m, rotor
+The FLFJ arm of `flexjax/models/flfj_arm.py` (steel rod, d = 2 mm, l = 1 m, rotor
 0.002 kg m², joint spring k), driven open loop by a torque pulse
 tau(t) = tau0 sin²(pi t / 0.5 s) on the hub for 0.5 s, then free to 2 s. Reference: the
 same rod as `AncfBeam2D` cable elements pinned at the hub axis, a rigid hub, and the

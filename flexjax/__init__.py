@@ -56,6 +56,7 @@ from .contact import (
 )
 from .control import (
     PD as PD,
+    Constant as Constant,
     ConstantRate as ConstantRate,
     CoordinateControl as CoordinateControl,
     Cycloidal as Cycloidal,

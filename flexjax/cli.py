@@ -1,7 +1,7 @@
 """Command line: `flexjax list` and `flexjax run [NAME] [--out DIR] [--quick]`.
 
-The experiments live in the top-level `experiments` package (installed with flexjax);
-only this module imports it, and only when called, so the library never depends on it.
+The experiments live in the `flexjax.experiments` package; only this module imports it,
+and only when called, so the library never depends on it.
 """
 
 import argparse
@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     **Returns:** exit status 0. Bad usage, including an unknown experiment name, exits
     with status 2 and a message naming the valid experiments.
     """
-    from experiments import DEFAULT, EXPERIMENTS, run_experiment
+    from flexjax.experiments import DEFAULT, EXPERIMENTS, run_experiment
 
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
     parser, run_parser = _parsers(list(EXPERIMENTS), DEFAULT)

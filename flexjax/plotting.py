@@ -3,11 +3,11 @@
 Figures are built with the object-oriented API (`matplotlib.figure.Figure`), never
 through `pyplot`'s global state: the library neither selects nor switches the user's
 backend (only the `flexjax` command line does), needs no display, and leaves no open
-figures behind.
+figures behind. Code written against pyplot uses `subplots` and `close` from here in
+place of `plt.subplots` and `plt.close`.
 """
 
 import pathlib
-import types
 
 import numpy as np
 
@@ -26,14 +26,12 @@ def subplots(nrows: int = 1, ncols: int = 1, **kwargs):
 
 
 def close(fig) -> None:
-    """Nothing to release for a bare `Figure` (kept so that pyplot-style code runs)."""
+    """Counterpart of `matplotlib.pyplot.close` for a figure from `subplots`: a bare
+    `Figure` holds no backend resources, so there is nothing to release; calling it keeps
+    pyplot-style code unchanged.
 
-
-def _pyplot():
-    """The pyplot-like names (`subplots`, `close`, `rcParams`) used by the experiments."""
-    import matplotlib
-
-    return types.SimpleNamespace(subplots=subplots, close=close, rcParams=matplotlib.rcParams)
+    **Arguments:** `fig`: the figure (unused).
+    """
 
 
 def plot_series(t, ys, labels, path, *, xlabel="t [s]", ylabel="", title="", logy=False):

@@ -87,7 +87,7 @@ def test_elastica_reference_matches_published_values():
 
 
 def test_experiment_elastica_reference_matches_scipy():
-    from experiments.elastica import elastica_reference
+    from flexjax.models.elastica import elastica_reference
 
     y, x = elastica(5, 1.2e5)
     ref = elastica_reference(5, 1.2e5)

@@ -336,7 +336,7 @@ def test_bad_moment_and_load_input_raises():
         ).force_elements[0].force((fj.RigidBody3D(1.0, (0.1, 0.1, 0.1)),), (jnp.zeros(12),), None, 0.0)
 
 
-# -- large rotations: reduced versions of experiments/ancf3d_validation.py ----------------
+# -- large rotations: reduced versions of flexjax/experiments/ancf3d_validation.py ----------------
 @pytest.mark.slow  # ~60 s with a cold compilation cache: a 4-body polygon, 20 load steps
 def test_45_degree_bend_tip_at_p300_against_simo_vu_quoc():
     # Bathe & Bolourchi's 45° bend (R = 100, unit square, E = 1e7) with 4 straight
@@ -344,9 +344,9 @@ def test_45_degree_bend_tip_at_p300_against_simo_vu_quoc():
     # Measured (59.32, 22.58, 38.95): 2.9 % of the tip displacement, the coarse polygon
     # (11.25° corners) is too stiff. The experiment runs 8 x 2 elements (0.90 %, every
     # component within 0.9 %) and 16 x 2 at P = 300, 450, 600
-    from experiments.ancf3d_validation import bend_model
+    from flexjax.models.ancf3d_bend import ancf3d_bend
 
-    system_of, q0, tip = bend_model(4, 2)
+    system_of, q0, tip = ancf3d_bend(4, 2)
     sol = solve_static(system_of(jnp.asarray(300.0)), q0, 20)
     reference, start = np.array([58.84, 22.33, 40.08]), np.array([70.71067812, 29.28932188, 0.0])
     assert bool(sol.result == fj.RESULTS.successful)

@@ -13,7 +13,7 @@ import flexjax as fj
 from flexjax.control.pid import PIDJointTorque
 from flexjax.control.references import Ramp
 from flexjax.forces.clearance import ClearanceJoint, effective_modulus
-from flexjax.models.clearance_arm import CirclePath, JointReference, check_workspace, inverse_kinematics
+from flexjax.models.clearance_arm import JointReference, TipCirclePath, check_workspace, inverse_kinematics
 
 from .helpers import central_difference
 
@@ -182,7 +182,7 @@ def test_pid_on_rigid_rotor_matches_closed_loop_ode():
 
 
 def test_inverse_kinematics_reaches_the_path():
-    path = CirclePath()
+    path = TipCirclePath()
     for t in (0.0, 2.5, 5.0, 7.3):
         tip = path(jnp.asarray(t))
         th1, th2 = inverse_kinematics(tip)
@@ -191,7 +191,7 @@ def test_inverse_kinematics_reaches_the_path():
         np.testing.assert_allclose(np.asarray(reached), np.asarray(tip), atol=1e-12)
     assert float(JointReference(path, 1)(jnp.asarray(10.0))) == pytest.approx(float(JointReference(path, 1)(0.0)))
     with pytest.raises(ValueError, match="reaches only"):
-        check_workspace(CirclePath((1.9, 0.0), 0.25))
+        check_workspace(TipCirclePath((1.9, 0.0), 0.25))
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from experiments import DEFAULT, EXPERIMENTS
 from flexjax.cli import main
+from flexjax.experiments import DEFAULT, EXPERIMENTS
 
 
 def _run(name, tmp_path):

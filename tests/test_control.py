@@ -10,6 +10,7 @@ import flexjax as fj
 from flexjax.bodies import RigidBar2D
 from flexjax.control import (
     PD,
+    Constant,
     CoordinateControl,
     Cycloidal,
     PIDJointTorque,
@@ -156,3 +157,11 @@ def test_bad_profile_parameters_raise_value_error_naming_the_field(call, field):
 
 def test_equal_profiles_compare_equal():
     assert eqx.tree_equal(Trapezoidal(1.0, 2.0), Trapezoidal(1.0, 2.0))
+
+
+def test_constant_signal_returns_its_value_under_jit_and_differentiates_in_it():
+    c = Constant(jnp.array([1.0, -2.0]))
+    assert jnp.array_equal(c(0.3), jnp.array([1.0, -2.0]))
+    assert jnp.array_equal(eqx.filter_jit(lambda s, t: s(t))(c, 0.3), c(7.0))
+    grad = eqx.filter_grad(lambda s: jnp.sum(s(0.0) ** 2))(c)
+    np.testing.assert_allclose(grad.value, [2.0, -4.0])

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from experiments import run_experiment
+from flexjax.experiments import run_experiment
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,14 @@
 """FLFJ arm control, gradient tuning and the spin-up benchmark (experiments flfj_control,
-flfj_tune, spinup): summary contracts and physically checkable numbers."""
+flfj_tune, spinup; models flfj_arm, spinup_beam): summary contracts and physically checkable numbers."""
 
 import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
 
-from experiments import check_summary, flfj_control, flfj_tune, spinup
+from flexjax.experiments import check_summary, flfj_control, flfj_tune
+from flexjax.models.flfj_arm import TUNING_MOVE, flfj_arm, flfj_tuning_objective
+from flexjax.models.spinup_beam import TS, simulate_spinup, spinup_hub_angle
 from flexjax.tune import central_difference_check, minimize
 
 
@@ -42,10 +44,10 @@ def test_control_physics(control_quick):
 
 
 def _tune_objective(n_modes=4):
-    body = flfj_control.arm(1.0, n_modes)
+    body = flfj_arm(1.0, n_modes)
     h0 = 1.0 / (2.0 * np.asarray(body.frequencies()))
-    t_window = flfj_tune.MOVE + 2.0 * float(np.sum(h0))
-    loss, _ = flfj_tune.make_objective(body, t_window + 1.0, t_window, dt=5e-3)
+    t_window = TUNING_MOVE + 2.0 * float(np.sum(h0))
+    loss, _ = flfj_tuning_objective(body, t_window + 1.0, t_window, dt=5e-3)
     params = {"log_kp": jnp.log(0.6), "log_kd": jnp.log(0.3), "log_h": jnp.log(jnp.asarray(h0))}
     return loss, params
 
@@ -83,10 +85,10 @@ def test_tune_quick_run(tmp_path):
 
 
 def test_spinup_profile():
-    ws, ts = 4.0, spinup.TS
-    assert float(spinup.hub_angle(0.0, ws)) == 0.0
+    ws, ts = 4.0, TS
+    assert float(spinup_hub_angle(0.0, ws)) == 0.0
     # continuous at Ts, slope omega_s afterwards
-    a, b = float(spinup.hub_angle(ts - 1e-6, ws)), float(spinup.hub_angle(ts + 1e-6, ws))
+    a, b = float(spinup_hub_angle(ts - 1e-6, ws)), float(spinup_hub_angle(ts + 1e-6, ws))
     assert abs(a - b) < 1e-4 and abs(b - ws * ts / 2) < 1e-4
 
 
@@ -94,7 +96,7 @@ def test_spinup_w4_bounded_with_wc():
     # With geometric stiffening (wc) the 10 m beam spun up to 4 rad/s (above its first
     # bending frequency, 3.80 rad/s) lags by a few tenths of a metre during the spin-up
     # (full run: max 0.40 m, 4 modes) and recovers; 2 modes to 20 s keep the test short.
-    t, _, tip, t_ev = spinup.simulate(4.0, True, t_end=20.0, n_save=201, n_modes=2)
+    t, _, tip, t_ev = simulate_spinup(4.0, True, t_end=20.0, n_save=201, n_modes=2)
     assert not np.isfinite(t_ev) and t[-1] == pytest.approx(20.0)
     assert 0.2 < np.max(np.abs(tip)) < 0.6
     assert np.max(np.abs(tip[t > 17.0])) < 0.05

@@ -79,7 +79,7 @@ def test_consistent_state_projects_velocities_onto_nonholonomic_rows(robot):
 
 @pytest.fixture(scope="module")
 def robot_runs(robot):
-    from experiments.mobile_robot import choose_pairs
+    from flexjax.experiments.mobile_robot import choose_pairs
 
     system, q0, v0 = robot
     stable, _ = choose_pairs(H)  # from the RK4 stability region, 50 % margin

@@ -312,7 +312,7 @@ def test_projection_and_inconsistent_start_warn_with_amounts():
 
 # -- CLI: no stale summary ---------------------------------------------------------------------
 def test_rerun_removes_the_previous_summary_first(tmp_path, monkeypatch):
-    import experiments
+    from flexjax import experiments
     from flexjax.cli import main
 
     def failing(out_dir, quick, progress):

@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from experiments import DEFAULT, EXPERIMENTS
-from experiments.flfj_modes import EI, LENGTH, RHO_A
 from flexjax.analysis import flfj_frequencies
 from flexjax.cli import main
+from flexjax.experiments import DEFAULT, EXPERIMENTS
+from flexjax.models.flfj_arm import EI, LENGTH, RHO_A
 
 
 def test_the_default_experiment_is_the_flexible_showcase():

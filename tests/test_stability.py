@@ -288,7 +288,7 @@ def test_plots_write_png(tmp_path):
 
 
 def test_experiment_summary_contract(tmp_path):
-    from experiments import baumgarte_region, check_summary
+    from flexjax.experiments import baumgarte_region, check_summary
 
     s = check_summary(baumgarte_region.run(tmp_path, quick=True))
     rec = st.recommend(st.RK4_TABLEAU, s["h"], s["margin"])

@@ -52,20 +52,22 @@ from .._custom_types import Scalar
 
 # the frequency equation, its roots and the mode shapes live with the modal beam bodies
 # (`flexjax.bodies._beam_modes`), which use them; this module re-exports them
-from ..bodies._beam_modes import GRID_STEP as GRID_STEP
-from ..bodies._beam_modes import ModeCoefficients as ModeCoefficients
-from ..bodies._beam_modes import ShapeTables as ShapeTables
-from ..bodies._beam_modes import axial_modes as axial_modes
-from ..bodies._beam_modes import bracket_roots as bracket_roots
-from ..bodies._beam_modes import cached_shape_tables as cached_shape_tables
-from ..bodies._beam_modes import eval_modes as eval_modes
-from ..bodies._beam_modes import exp_parts as _exp_parts
-from ..bodies._beam_modes import frequency_function as frequency_function
-from ..bodies._beam_modes import gauss_legendre as gauss_legendre
-from ..bodies._beam_modes import integration_matrix as integration_matrix
-from ..bodies._beam_modes import mode_coefficients as mode_coefficients
-from ..bodies._beam_modes import refine_roots as refine_roots
-from ..bodies._beam_modes import shape_tables as shape_tables
+from ..bodies._beam_modes import (
+    GRID_STEP as GRID_STEP,
+    ModeCoefficients as ModeCoefficients,
+    ShapeTables as ShapeTables,
+    axial_modes as axial_modes,
+    bracket_roots as bracket_roots,
+    cached_shape_tables as cached_shape_tables,
+    eval_modes as eval_modes,
+    exp_parts as _exp_parts,
+    frequency_function as frequency_function,
+    gauss_legendre as gauss_legendre,
+    integration_matrix as integration_matrix,
+    mode_coefficients as mode_coefficients,
+    refine_roots as refine_roots,
+    shape_tables as shape_tables,
+)
 
 
 def flfj_roots(kappa: Float[ArrayLike, ""], n: int) -> Float[Array, " n"]:

@@ -19,6 +19,20 @@ def _cycloid(tau):
     return tau - jnp.sin(2 * jnp.pi * tau) / (2 * jnp.pi)
 
 
+class Constant(eqx.Module):
+    r"""$g(t) = c$: a constant scalar or vector signal, e.g. a fixed load of `PointForce`
+    or `AppliedMoment3D`. `value` is a leaf, so runs at different values (a load
+    sweep) reuse one compiled program.
+
+    **Arguments:** `value`: the constant $c$, any shape.
+    """
+
+    value: Float[Array, "..."] = eqx.field(converter=jnp.asarray)
+
+    def __call__(self, t):
+        return self.value
+
+
 class ConstantRate(eqx.Module):
     r"""$g(t) = g_0 + \omega t$."""
 

@@ -1,12 +1,7 @@
-from .ancf import AncfNodeTorque as AncfNodeTorque
-from .ancf import DistributedLoad as DistributedLoad
-from .applied import AppliedTorque as AppliedTorque
-from .applied import PointForce as PointForce
-from .base import AbstractForce as AbstractForce
-from .base import AbstractStatefulForce as AbstractStatefulForce
-from .clearance import ClearanceJoint as ClearanceJoint
-from .clearance import effective_modulus as effective_modulus
+from .ancf import AncfNodeTorque as AncfNodeTorque, DistributedLoad as DistributedLoad
+from .applied import AppliedTorque as AppliedTorque, PointForce as PointForce
+from .base import AbstractForce as AbstractForce, AbstractStatefulForce as AbstractStatefulForce
+from .clearance import ClearanceJoint as ClearanceJoint, effective_modulus as effective_modulus
 from .gravity import Gravity as Gravity
-from .loads3d import AppliedMoment3D as AppliedMoment3D
-from .loads3d import DistributedLoad3D as DistributedLoad3D
+from .loads3d import AppliedMoment3D as AppliedMoment3D, DistributedLoad3D as DistributedLoad3D
 from .spring_damper import SpringDamper as SpringDamper

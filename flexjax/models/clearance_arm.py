@@ -48,7 +48,7 @@ def path_angle(t):
     return 6 * jnp.pi / 500 * (5 * t**2 - t**3 / 3)
 
 
-class CirclePath(eqx.Module):
+class TipCirclePath(eqx.Module):
     """Desired tip position on the circle at time t (m); centre and radius are leaves."""
 
     centre: Float[Array, " 2"] = eqx.field(converter=lambda x: jnp.asarray(x, float), default=CIRCLE_CENTRE)
@@ -72,14 +72,14 @@ def inverse_kinematics(tip, lengths=LINK_LENGTHS):
 class JointReference(eqx.Module):
     """Reference angle of joint `joint` (0 or 1) from the inverse kinematics of `path`."""
 
-    path: CirclePath
+    path: TipCirclePath
     joint: int = eqx.field(static=True)
 
     def __call__(self, t):
         return inverse_kinematics(self.path(t))[self.joint]
 
 
-def check_workspace(path: CirclePath, lengths=LINK_LENGTHS, samples: int = 721):
+def check_workspace(path: TipCirclePath, lengths=LINK_LENGTHS, samples: int = 721):
     """Raise `ValueError` if the circle leaves the reachable annulus $[|l_1 - l_2|, l_1 + l_2]$."""
     phi = jnp.linspace(0.0, 2 * jnp.pi, samples)
     pts = path.centre[None, :] + path.radius * jnp.stack([jnp.cos(phi), jnp.sin(phi)], axis=1)
@@ -97,7 +97,7 @@ def clearance_arm(
     clearance=None,
     friction=0.1,
     *,
-    path: CirclePath | None = None,
+    path: TipCirclePath | None = None,
     gains=GAINS,
     journal_radius=0.01,
     restitution=0.9,
@@ -114,7 +114,7 @@ def clearance_arm(
     Force elements: `[PID joint 1, PID joint 2]` and, with clearance, the
     `ClearanceJoint` last.
     """
-    path = CirclePath() if path is None else path
+    path = TipCirclePath() if path is None else path
     links = [
         AncfBeam2D(L, youngs=youngs, n_elements=n, **SECTION) for L, n in zip(LINK_LENGTHS, n_elements, strict=True)
     ]
@@ -149,10 +149,10 @@ def clearance_arm(
     return System(links, joints, pid + [elbow])
 
 
-def clearance_arm_state(system: System, path: CirclePath | None = None):
+def clearance_arm_state(system: System, path: TipCirclePath | None = None):
     """Initial state: both links straight at the inverse-kinematics angles of the
     path's start, at rest, the journal centred in the bearing."""
-    path = CirclePath() if path is None else path
+    path = TipCirclePath() if path is None else path
     theta1, theta2 = inverse_kinematics(path(jnp.zeros(())))
     l1, l2 = system.bodies
     q1 = l1.straight_coordinates((0.0, 0.0), theta1)
@@ -176,11 +176,11 @@ def joint_torques(system: System, q, v, t) -> Float[Array, " 2"]:
     return jnp.stack(out)
 
 
-def responses(system: System, traj, path: CirclePath | None = None):
+def responses(system: System, traj, path: TipCirclePath | None = None):
     """Tip error (m, actual - desired), tip acceleration (m/s²) and joint torques (N m)
     along a `Trajectory` of `system`, each with a leading time axis. The torques use the
     PID integrals saved in `traj.force_state`."""
-    path = CirclePath() if path is None else path
+    path = TipCirclePath() if path is None else path
     tip = jax.vmap(lambda x: tip_position(system, x))(traj.q)
     error = tip - jax.vmap(path)(traj.t)
     accel = jax.vmap(lambda x, acc: jax.jvp(lambda y: tip_position(system, y), (x,), (acc,))[1])(traj.q, traj.a)

@@ -90,7 +90,7 @@ def _frames(azimuth):
     return jnp.array([c, s, 0.0]), jnp.array([-s, c, 0.0])
 
 
-class CirclePath(eqx.Module):
+class PlatformCirclePath(eqx.Module):
     r"""Platform centre on a horizontal circle, $P(t) = c + r(\cos\varphi, \sin\varphi, 0)$
     (seed eq. 36, whose form is missing), with the cycloidal rest-to-rest angle
     $\varphi = 2\pi(\tau - \sin(2\pi\tau)/2\pi)$, $\tau = t/T$: zero velocity and
@@ -169,7 +169,7 @@ def forward_kinematics(theta, guess=CIRCLE_CENTRE, geometry=GEOMETRY, iterations
     return P
 
 
-def check_workspace(path: CirclePath, geometry=GEOMETRY, samples: int = 721) -> None:
+def check_workspace(path: PlatformCirclePath, geometry=GEOMETRY, samples: int = 721) -> None:
     """Raise `ValueError` when the platform circle leaves the usable workspace
     ($|K|/\\rho \\le 0.98$ and $|y| \\le 0.8 L_r$ in every chain, see the module docstring)."""
     t = np.linspace(0.0, float(path.period), samples)
@@ -205,7 +205,7 @@ class ArmAngle(eqx.Module):
 class ActuatorAngle(eqx.Module):
     """Prescribed angle $\\theta_i(t)$ of chain `chain` from the inverse kinematics of `path`."""
 
-    path: CirclePath
+    path: PlatformCirclePath
     chain: int = eqx.field(static=True)
 
     def __call__(self, t):
@@ -238,7 +238,7 @@ def parallel_robot(
     *,
     rigid: bool = False,
     n_elements: int = 2,
-    path: CirclePath | None = None,
+    path: PlatformCirclePath | None = None,
     geometry=GEOMETRY,
     materials=MATERIALS,
     poisson=None,
@@ -253,14 +253,14 @@ def parallel_robot(
     - `n_elements`: ANCF elements per rod (static).
     - `poisson`: Poisson ratio of the rods (default `materials["rod_poisson"]`, 0.34
       for Ti-6Al-4V; `AncfBeam3D`'s default split formulation does not lock).
-    - `path`: the platform trajectory (default `CirclePath()`); checked by
+    - `path`: the platform trajectory (default `PlatformCirclePath()`); checked by
       `check_workspace` (raises `ValueError` outside the workspace).
 
     Bodies: chain $i$ owns `5 i + (arm, upper bar, rod A, rod B, lower bar)`; the
     platform is body 15. Joints per chain: base hinge, elbow hinge, the four rod
     hinges, platform hinge, then the driver (seed eq. 17-26).
     """
-    path = CirclePath() if path is None else path
+    path = PlatformCirclePath() if path is None else path
     check_workspace(path, geometry)
     La, Lr, d, rr = (geometry[k] for k in ("arm_length", "rod_length", "bar_half_length", "rod_radius"))
     section = CircularSection(rr)
@@ -309,10 +309,10 @@ def _ncf(origin, axes):
     return jnp.concatenate([origin, axes[:, 0], axes[:, 1], axes[:, 2]])
 
 
-def kinematic_state(system: System, t0: float = 0.0, path: CirclePath | None = None, geometry=GEOMETRY):
+def kinematic_state(system: System, t0: float = 0.0, path: PlatformCirclePath | None = None, geometry=GEOMETRY):
     """Coordinates of the rigid mechanism at `path(t0)` (rods straight and unstrained),
     with zero velocities (the cycloidal path starts at rest)."""
-    path = CirclePath() if path is None else path
+    path = PlatformCirclePath() if path is None else path
     P = path(jnp.asarray(t0, float))
     theta = inverse_kinematics(P, geometry)
     E = elbow_positions(theta, geometry)
@@ -344,7 +344,7 @@ def kinematic_state(system: System, t0: float = 0.0, path: CirclePath | None = N
     return q0, jnp.zeros_like(q0)
 
 
-def initial_state(system: System, path: CirclePath | None = None):
+def initial_state(system: System, path: PlatformCirclePath | None = None):
     """Start of a run at rest at `path(0)`: the kinematic configuration, brought to static
     equilibrium under gravity with the arms held by the drivers (`solve_static`) when
     the rods are flexible, so that no sag transient starts the run."""
@@ -354,26 +354,26 @@ def initial_state(system: System, path: CirclePath | None = None):
     return q0, v0
 
 
-def solver(rigid: bool, rho_inf: float = 0.7, newton: str = "modified") -> GeneralizedAlpha:
+def parallel_robot_solver(rigid: bool, rho_inf: float = 0.7, newton: str = "modified") -> GeneralizedAlpha:
     """Generalized-α, ρ∞ = 0.7 (seed §3.2); least-squares Newton for the rigid mechanism,
     whose $\\Phi_q$ is rank deficient. Modified Newton by default (`GeneralizedAlpha`:
     the Newton matrix of this 500-unknown system is kept across steps)."""
     return GeneralizedAlpha(rho_inf=rho_inf, redundant=rigid, newton=newton)
 
 
-def run(
+def simulate_parallel_robot(
     system: System,
     t1: float,
     dt: float = 0.002,
     *,
     rigid: bool = False,
     save_every: int = 1,
-    path: CirclePath | None = None,
+    path: PlatformCirclePath | None = None,
     throw: bool = True,
     progress: bool = False,
     newton: str = "modified",
 ):
-    """Simulate from `initial_state` with `solver(rigid, newton=newton)` (h = `dt`, seed: 0.002 s)."""
+    """Simulate from `initial_state` with `parallel_robot_solver(rigid, newton=newton)` (h = `dt`, seed: 0.002 s)."""
     q0, v0 = initial_state(system, path)
     return simulate(
         system,
@@ -381,7 +381,7 @@ def run(
         v0,
         t1,
         dt,
-        solver=solver(rigid, newton=newton),
+        solver=parallel_robot_solver(rigid, newton=newton),
         save_every=save_every,
         throw=throw,
         progress=progress,

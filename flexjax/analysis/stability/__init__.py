@@ -29,25 +29,28 @@ Modules: `tableaus` (the methods), `drift` (the drift equation, admissibility),
 `region` (region geometry), `recommendation` (which pair to use), `plots` (PNGs).
 """
 
-from .drift import decay_rate as decay_rate
-from .drift import drift_amplification as drift_amplification
-from .drift import drift_roots as drift_roots
-from .drift import is_admissible as is_admissible
-from .plots import plot_region as plot_region
-from .plots import plot_stability_region as plot_stability_region
-from .recommendation import Recommendation as Recommendation
-from .recommendation import deadbeat_pairs as deadbeat_pairs
-from .recommendation import recommend as recommend
-from .region import RegionBoundary as RegionBoundary
-from .region import RegionGrid as RegionGrid
-from .region import imaginary_axis_limit as imaginary_axis_limit
-from .region import leftmost_point as leftmost_point
-from .region import real_axis_limit as real_axis_limit
-from .region import region_boundary as region_boundary
-from .region import region_grid as region_grid
-from .region import region_radius as region_radius
-from .tableaus import EULER_TABLEAU as EULER_TABLEAU
-from .tableaus import HEUN_TABLEAU as HEUN_TABLEAU
-from .tableaus import RK4_TABLEAU as RK4_TABLEAU
-from .tableaus import ExplicitRungeKutta as ExplicitRungeKutta
-from .tableaus import from_diffrax as from_diffrax
+from .drift import (
+    decay_rate as decay_rate,
+    drift_amplification as drift_amplification,
+    drift_roots as drift_roots,
+    is_admissible as is_admissible,
+)
+from .plots import plot_region as plot_region, plot_stability_region as plot_stability_region
+from .recommendation import Recommendation as Recommendation, deadbeat_pairs as deadbeat_pairs, recommend as recommend
+from .region import (
+    RegionBoundary as RegionBoundary,
+    RegionGrid as RegionGrid,
+    imaginary_axis_limit as imaginary_axis_limit,
+    leftmost_point as leftmost_point,
+    real_axis_limit as real_axis_limit,
+    region_boundary as region_boundary,
+    region_grid as region_grid,
+    region_radius as region_radius,
+)
+from .tableaus import (
+    EULER_TABLEAU as EULER_TABLEAU,
+    HEUN_TABLEAU as HEUN_TABLEAU,
+    RK4_TABLEAU as RK4_TABLEAU,
+    ExplicitRungeKutta as ExplicitRungeKutta,
+    from_diffrax as from_diffrax,
+)

@@ -5,6 +5,7 @@ import pathlib
 
 import numpy as np
 
+from ... import plotting
 from ._polynomial import polyval, trimmed_coefficients
 from .drift import drift_roots, is_admissible
 from .recommendation import recommend
@@ -45,9 +46,6 @@ def plot_region(
 
     **Returns:** the path.
     """
-    from ...plotting import _pyplot
-
-    plt = _pyplot()
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     rec = recommend(method, h, margin)
@@ -60,7 +58,7 @@ def plot_region(
     inner = is_admissible(method, grid.alpha[:, None], grid.beta[None, :], h / (1 - margin))
     level = np.asarray(grid.admissible, float) + np.asarray(inner, float)
 
-    fig, ax = plt.subplots(figsize=(9, 5))
+    fig, ax = plotting.subplots(figsize=(9, 5))
     ax.contourf(grid.alpha, grid.beta, level.T, levels=[0.5, 1.5, 2.5], colors=["#c6dbef", "#6baed6"])
     ax.plot(bnd.alpha, bnd.beta_upper, "k-", lw=1.2, label="boundary")
     ax.plot(bnd.alpha, bnd.beta_lower, "k-", lw=1.2)
@@ -87,7 +85,7 @@ def plot_region(
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plotting.close(fig)
     return path
 
 
@@ -107,10 +105,7 @@ def plot_stability_region(
 
     **Returns:** the path.
     """
-    from ...plotting import _pyplot
-
     methods = (methods,) if isinstance(methods, ExplicitRungeKutta) else tuple(methods)
-    plt = _pyplot()
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # extent: the bounding box of all regions, from a grid over the radius bound
@@ -128,10 +123,12 @@ def plot_stability_region(
                 z = complex(h * lam)
                 x0, x1, y1 = min(x0, z.real - pad), max(x1, z.real + pad), max(y1, abs(z.imag) + pad)
 
-    fig, ax = plt.subplots(figsize=(6.5, 5.5))
+    fig, ax = plotting.subplots(figsize=(6.5, 5.5))
     xs, ys = np.linspace(x0, x1, 801), np.linspace(-y1, y1, 801)
     Z = xs[None, :] + 1j * ys[:, None]
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    import matplotlib
+
+    colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
     for k, m in enumerate(methods):
         mod = np.abs(polyval(trimmed_coefficients(m), Z))
         if k == 0:
@@ -153,5 +150,5 @@ def plot_stability_region(
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plotting.close(fig)
     return path

@@ -20,6 +20,7 @@ import time
 import jax
 import numpy as np
 
+from flexjax import plotting
 from flexjax.batch import run_batch
 from flexjax.models.clearance_arm import (
     DURATION,
@@ -29,7 +30,6 @@ from flexjax.models.clearance_arm import (
     simulate_arm,
     with_parameters,
 )
-from flexjax.plotting import _pyplot
 
 NAME = "clearance_arm"
 DESCRIPTION = (
@@ -81,8 +81,7 @@ def run_cases(t1, h, cases=CASES, progress=False, animation=None):
 
 
 def _figure(runs, names, labels, title, path):
-    plt = _pyplot()
-    fig, axes = plt.subplots(3, 2, figsize=(11, 9), sharex=True)
+    fig, axes = plotting.subplots(3, 2, figsize=(11, 9), sharex=True)
     rows = (("tip error", "m", 1), ("tip acceleration", "m/s²", 2), ("torque", "N m", 3))
     for r, (what, unit, i) in enumerate(rows):
         for c in range(2):
@@ -99,7 +98,7 @@ def _figure(runs, names, labels, title, path):
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plotting.close(fig)
 
 
 def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> dict[str, float]:

@@ -1,8 +1,8 @@
 r"""Showcase: the flexible-link flexible-joint (FLFJ) arm slewing 1 rad, without and with
 a ZVD input shaper (seed 000, section 3.4), in one run, with an animation.
 
-The plant is the arm of `flfj_control` (steel rod d = 2 mm, l = 1 m, rotor 0.002 kg m²)
-with the soft joint k = 0.1 N m/rad, four transverse modes. Its natural frequencies come
+The plant is the arm of `flfj_control`, `flexjax.models.flfj_arm` (steel rod d = 2 mm, l = 1 m,
+rotor 0.002 kg m²) with the soft joint k = 0.1 N m/rad, four transverse modes. Its natural frequencies come
 from `flexjax.modes` on the arm with the hub held (equal to the roots of the frequency
 equation, seed eq. 32); the four-mode ZVD shaper (eq. 56-57) is built from them. Two
 copies of the arm share one system, each with its own PD on the hub angle (eq. 59,
@@ -22,10 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import flexjax as fj
-from flexjax.plotting import _pyplot
-
-from . import flfj_control
-from .flfj_modes import LENGTH
+from flexjax import plotting
+from flexjax.models.flfj_arm import KD, KP, LENGTH, flfj_arm
 
 NAME = "showcase"
 DESCRIPTION = "FLFJ arm (k = 0.1 N m/rad) slewing 1 rad without and with a 4-mode ZVD shaper: animation and plots"
@@ -50,13 +48,13 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     """
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    arm = flfj_control.arm(K)
+    arm = flfj_arm(K)
     held = fj.System([arm], [fj.coordinate_driver(0, 0, fj.ConstantRate(0.0, 0.0))])
     freqs = fj.modes(held, jnp.zeros(arm.ncoords)).frequencies
     shaper = fj.multimode_zvd(2 * jnp.pi * freqs)
     laws = (
-        fj.PD(flfj_control.KP, flfj_control.KD, fj.Ramp(1.0, MOVE)),
-        fj.PD(flfj_control.KP, flfj_control.KD, fj.Ramp(1.0, MOVE), shaper),
+        fj.PD(KP, KD, fj.Ramp(1.0, MOVE)),
+        fj.PD(KP, KD, fj.Ramp(1.0, MOVE), shaper),
     )
     system = fj.System([arm, arm], [], [fj.CoordinateControl(i, 0, law) for i, law in enumerate(laws)])
 
@@ -87,8 +85,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         labels=list(labels),
         title=f"FLFJ arm, k = {K:g} N m/rad: 1 rad in {MOVE:g} s",
     )
-    plt = _pyplot()
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    fig, (ax1, ax2) = plotting.subplots(2, 1, figsize=(7, 6), sharex=True)
     for k, label in enumerate(labels):
         ax1.plot(t, theta[k], label=label)
         ax2.plot(t, 1e3 * tip[k], label=label)

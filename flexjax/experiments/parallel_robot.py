@@ -5,9 +5,9 @@ The model is `flexjax.models.parallel_robot` (Delta-type geometry, Ti-6Al-4V rod
 platform centre follows a horizontal circle of radius 0.1 m at z = -0.4 m, one
 cycloidal revolution in 1 s, driven through the inverse kinematics of the three arm
 angles (rheonomic constraints, seed eq. 26). Generalized-α, h = 0.002 s, ρ∞ = 0.7
-(seed §3.2), modified Newton (`pr.solver`); the rigid mechanism (rigid rods, rank-deficient $\Phi_q$) is solved with
-least-squares Newton steps. Rod moduli E = 116, 10, 1 GPa at ν = 0.34, and E = 116 GPa
-at ν = 0 for comparison (suffix `_nu0`); each flexible run starts from its static
+(seed §3.2), modified Newton (`parallel_robot_solver`); the rigid mechanism (rigid rods,
+rank-deficient $\Phi_q$) is solved with least-squares Newton steps. Rod moduli E = 116, 10,
+1 GPa at ν = 0.34, and E = 116 GPa at ν = 0 for comparison (suffix `_nu0`); each flexible run starts from its static
 equilibrium under gravity.
 
 Errors are flexible minus rigid at the same instants (position, velocity,
@@ -27,9 +27,18 @@ import jax
 import numpy as np
 
 import flexjax  # noqa: F401  (float64)
-from flexjax import simulate
-from flexjax.models import parallel_robot as pr
-from flexjax.plotting import _pyplot
+from flexjax import plotting, simulate
+from flexjax.models.parallel_robot import (
+    MATERIALS,
+    PERIOD,
+    PlatformCirclePath,
+    initial_state,
+    parallel_robot,
+    parallel_robot_solver,
+    platform_response,
+    rod_von_mises,
+    simulate_parallel_robot,
+)
 
 NAME = "parallel_robot"
 DESCRIPTION = (
@@ -39,12 +48,12 @@ DESCRIPTION = (
 
 MODULI = {"e116": 116e9, "e10": 10e9, "e1": 1e9}
 # (E, nu) per flexible run: the rods' real material, and nu = 0 at E = 116 GPa
-CASES = {name: (E, pr.MATERIALS["rod_poisson"]) for name, E in MODULI.items()} | {"e116_nu0": (116e9, 0.0)}
+CASES = {name: (E, MATERIALS["rod_poisson"]) for name, E in MODULI.items()} | {"e116_nu0": (116e9, 0.0)}
 H = 0.002
 
 
 def _settings(quick):
-    return 0.1 if quick else pr.PERIOD
+    return 0.1 if quick else PERIOD
 
 
 def run_cases(t1, h=H, progress=False, animation=None):
@@ -53,22 +62,22 @@ def run_cases(t1, h=H, progress=False, animation=None):
     `info` the model sizes and wall times. With `animation` (a path), the most flexible
     run's motion is written there."""
     runs, info = {}, {}
-    rigid = pr.parallel_robot(rigid=True)
+    rigid = parallel_robot(rigid=True)
     start = time.perf_counter()
-    tr = pr.run(rigid, t1, h, rigid=True, progress=progress)
+    tr = simulate_parallel_robot(rigid, t1, h, rigid=True, progress=progress)
     info["wall_rigid"] = time.perf_counter() - start
-    runs["rigid"] = (np.asarray(tr.t),) + tuple(np.asarray(x) for x in pr.platform_response(rigid, tr)) + (None,)
+    runs["rigid"] = (np.asarray(tr.t),) + tuple(np.asarray(x) for x in platform_response(rigid, tr)) + (None,)
     info["rigid_residual"] = float(tr.constraint_residual.max())
-    template = pr.parallel_robot()
+    template = parallel_robot()
     info["n_coordinates"], info["n_constraints"] = template.nq, template.nconstraints
     info["n_coordinates_rigid"], info["n_constraints_rigid"] = rigid.nq, rigid.nconstraints
     for name, (E, nu) in CASES.items():
-        system = pr.parallel_robot(E, poisson=nu)
+        system = parallel_robot(E, poisson=nu)
         start = time.perf_counter()
-        q0, v0 = jax.block_until_ready(pr.initial_state(system))
+        q0, v0 = jax.block_until_ready(initial_state(system))
         info[f"static_{name}"] = time.perf_counter() - start
         start = time.perf_counter()
-        tr = simulate(system, q0, v0, t1, h, solver=pr.solver(False), progress=progress)
+        tr = simulate(system, q0, v0, t1, h, solver=parallel_robot_solver(False), progress=progress)
         jax.block_until_ready(tr.q)
         info[f"wall_{name}"] = time.perf_counter() - start
         info[f"iterations_{name}"] = float(np.mean(np.asarray(tr.newton_iterations)[1:]))
@@ -76,19 +85,18 @@ def run_cases(t1, h=H, progress=False, animation=None):
         if animation is not None and E == min(e for e, _ in CASES.values()):
             tr.animate(system, animation, fps=20, max_frames=120, title=f"3-RRPaR robot, rods E = {E / 1e9:g} GPa")
         runs[name] = (
-            (np.asarray(tr.t),) + tuple(np.asarray(x) for x in pr.platform_response(system, tr)) + (np.asarray(vm),)
+            (np.asarray(tr.t),) + tuple(np.asarray(x) for x in platform_response(system, tr)) + (np.asarray(vm),)
         )
     return runs, info
 
 
 @eqx.filter_jit
 def _von_mises(system, q):
-    return jax.vmap(lambda qq: pr.rod_von_mises(system, qq))(q)
+    return jax.vmap(lambda qq: rod_von_mises(system, qq))(q)
 
 
 def _response_figure(runs, index, what, unit, path, fig_name):
-    plt = _pyplot()
-    fig, axes = plt.subplots(3, 2, figsize=(11, 8.5), sharex=True)
+    fig, axes = plotting.subplots(3, 2, figsize=(11, 8.5), sharex=True)
     t = runs["rigid"][0]
     for c, comp in enumerate("xyz"):
         ax = axes[c, 0]
@@ -111,12 +119,11 @@ def _response_figure(runs, index, what, unit, path, fig_name):
     fig.suptitle(f"seed 001 {fig_name}: platform {what} (left) and error vs the rigid mechanism (right)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plotting.close(fig)
 
 
 def _stress_figure(runs, path):
-    plt = _pyplot()
-    fig, axes = plt.subplots(3, 1, figsize=(8, 8), sharex=True)
+    fig, axes = plotting.subplots(3, 1, figsize=(8, 8), sharex=True)
     for k, ax in enumerate(axes):
         for name in MODULI:
             ax.plot(runs[name][0], runs[name][4][:, k] / 1e6, lw=0.9, label=f"E = {MODULI[name] / 1e9:g} GPa")
@@ -127,7 +134,7 @@ def _stress_figure(runs, path):
     fig.suptitle("seed 001 Fig. 11: largest von Mises stress of each chain's rods")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plotting.close(fig)
 
 
 def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> dict[str, float]:
@@ -159,7 +166,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     ):
         _response_figure(runs, index, what, unit, out_dir / file, fig)
     _stress_figure(runs, out_dir / "fig11_von_mises.png")
-    circle = np.asarray(jax.vmap(pr.CirclePath())(runs["rigid"][0]))
+    circle = np.asarray(jax.vmap(PlatformCirclePath())(runs["rigid"][0]))
     summary = {"n_coordinates": info["n_coordinates"], "n_constraints": info["n_constraints"]}
     for key, index in (("position", 1), ("velocity", 2), ("acceleration", 3)):
         for name in CASES:
@@ -168,7 +175,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     for k in range(3):
         summary[f"von_mises_max_chain{k + 1}"] = float(np.max(runs["e116"][4][:, k]))
         summary[f"von_mises_max_chain{k + 1}_nu0"] = float(np.max(runs["e116_nu0"][4][:, k]))
-    summary["rod_poisson"] = pr.MATERIALS["rod_poisson"]
+    summary["rod_poisson"] = MATERIALS["rod_poisson"]
     nsteps = round(t1 / H)
     summary["steps_per_second"] = nsteps / info["wall_e10"]  # compiled by the E = 116 GPa run
     summary["static_solve_s"] = info["static_e10"]

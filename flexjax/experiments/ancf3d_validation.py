@@ -1,9 +1,10 @@
 r"""Spatial ANCF beam (split formulation, ν = 0.3) against closed forms and published
 large-deflection results.
 
-1. **Closed forms, 20 elements, static** (`solve_static`, loads 1e-6 of the elastic
-   scale): an aluminium cantilever, L = 1 m, E = 70 GPa, ρ = 2700 kg/m³, ν = 0.3,
-   root held by `AncfClamp3D`, with a 10 × 2.5 mm rectangle (1:4) and a Ø 10 mm disc:
+1. **Closed forms, 20 elements, static** (`solve_static` on
+   `flexjax.models.ancf3d_cantilever`, loads 1e-6 of the elastic scale): an aluminium
+   cantilever, L = 1 m, E = 70 GPa, ρ = 2700 kg/m³, ν = 0.3, root held by `AncfClamp3D`,
+   with a 10 × 2.5 mm rectangle (1:4) and a Ø 10 mm disc:
    axial $PL/EA$, tip loads in y and z $PL^3/3EI$, a uniform load $qL^4/8EI$
    (`DistributedLoad3D`), a tip torque $TL/GJ$ (`AppliedMoment3D`, St-Venant $J$).
    The seed's continuum element (`formulation="continuum"`) for comparison.
@@ -13,13 +14,13 @@ large-deflection results.
 3. **45° bend** (Bathe & Bolourchi 1979): R = 100, unit square section, E = 1e7,
    ν = 0, arc in the x-y plane from the origin (tangent x, centre (0, R, 0)), fully
    clamped root, tip load along z of 300, 450, 600; polygon of straight beams
-   (`AncfRigidConnection3D` at the corners), 8 × 2 and 16 × 2 elements, and 16 × 2 with
-   the torsion constant $I_p = 1/6$ instead of St-Venant's 0.1406; reference tips of
+   (`AncfRigidConnection3D` at the corners; `flexjax.models.ancf3d_bend`), 8 × 2 and
+   16 × 2 elements, and 16 × 2 with the torsion constant $I_p = 1/6$ instead of St-Venant's 0.1406; reference tips of
    Simo & Vu-Quoc (1986).
 4. **Tip moment** $M = EI\theta/L$ rolling the cantilever into an arc of radius
    $L/\theta$ (θ = π/2; exact), 16 and 32 elements.
-5. **Spinning pendulum** (large 3D rotation, dynamics): a 1 m rod (Ø 20 mm, E = 50 MPa,
-   ρ = 1000 kg/m³, ν = 0.3), spherical joint at one end, released horizontally with
+5. **Spinning pendulum** (large 3D rotation, dynamics; `flexjax.models.spinning_rod`): a
+   1 m rod (Ø 20 mm, E = 50 MPa, ρ = 1000 kg/m³, ν = 0.3), spherical joint at one end, released horizontally with
    4 rad/s about the vertical under gravity; generalized-α with ρ∞ = 1 for 2 s; the
    energy drift $\max|E(t) - E(0)|/(mgL/2)$ at two steps.
 """
@@ -35,10 +36,12 @@ import numpy as np
 import scipy.linalg
 
 import flexjax as fj
+from flexjax import plotting
 from flexjax.bodies.ancf3d import AncfBeam3D
-from flexjax.bodies.sections import AbstractSection, CircularSection, RectangularSection
-from flexjax.joints.ancf3d import AncfClamp3D, AncfRigidConnection3D, AncfSpherical3D
-from flexjax.plotting import _pyplot
+from flexjax.bodies.sections import CircularSection, RectangularSection
+from flexjax.models.ancf3d_bend import BEND_RADIUS, BEND_REFERENCE, UnwarpedSquare, ancf3d_bend_tips
+from flexjax.models.ancf3d_cantilever import ancf3d_cantilever
+from flexjax.models.spinning_rod import G, spinning_rod, spinning_rod_state
 from flexjax.solvers.statics import solve_static
 
 NAME = "ancf3d_validation"
@@ -50,18 +53,6 @@ LENGTH, RHO, YOUNGS, NU = 1.0, 2700.0, 70e9, 0.3
 SECTIONS = {"rect": RectangularSection(0.01, 0.0025), "circle": CircularSection(0.005)}
 N = 20
 BETAS = (1.8751040687, 4.6940911330, 7.8547574382)  # cos b cosh b = -1
-# Simo & Vu-Quoc (1986), 45° bend, tip (x, y, z) at P = 300, 450, 600
-BEND_REFERENCE = {300: (58.84, 22.33, 40.08), 450: (52.32, 18.62, 48.39), 600: (47.23, 15.79, 53.37)}
-BEND_RADIUS, BEND_YOUNGS = 100.0, 1e7
-
-
-class Constant(eqx.Module):
-    """Constant vector signal whose value is a leaf."""
-
-    value: jax.Array
-
-    def __call__(self, t):
-        return self.value
 
 
 def _shear(nu=NU):
@@ -70,15 +61,7 @@ def _shear(nu=NU):
 
 @eqx.filter_jit
 def _tip(beam, force, moment, load):
-    system = fj.System(
-        [beam],
-        [AncfClamp3D(0, 0)],
-        [
-            fj.PointForce(0, jnp.array([beam.length, 0.0, 0.0]), Constant(force)),
-            fj.AppliedMoment3D(0, Constant(moment), node=-1),
-            fj.DistributedLoad3D(0, load),
-        ],
-    )
+    system = ancf3d_cantilever(beam, force, moment, load)
     sol = solve_static(system, beam.straight_coordinates(), 1)
     return beam.node_position(sol.q, -1), beam.node_gradients(sol.q, -1)
 
@@ -121,76 +104,6 @@ def frequency_errors(section, n=N):
     return np.array([f[np.argmin(np.abs(f - r))] / r - 1 for r in refs])
 
 
-class UnwarpedSquare(AbstractSection):
-    """Square of side `side` whose torsion constant is the polar moment
-    $I_y + I_z = a^4/6$ (no warping), as a section of another code may be specified."""
-
-    side: jax.Array
-
-    def __init__(self, side):
-        self.side = jnp.asarray(side, float)
-
-    def _square(self):
-        return RectangularSection(self.side, self.side)
-
-    def area(self):
-        return self._square().area()
-
-    def second_moments(self):
-        return self._square().second_moments()
-
-    def quadrature(self, order):
-        return self._square().quadrature(order)
-
-    def torsion_constant(self):
-        return jnp.sum(self.second_moments())
-
-    def shear_factor(self, nu):
-        return self._square().shear_factor(nu)
-
-
-def _rz(a):
-    c, s = np.cos(a), np.sin(a)
-    return jnp.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-def bend_model(segments, elements, section=None):
-    """The 45° bend as a polygon of `segments` straight beams of `elements` elements
-    (`section`: default the unit square, St-Venant J = 0.1406): `(system_of(P), q0,
-    tip_of(q))`."""
-    d = (np.pi / 4) / segments
-    chord = 2 * BEND_RADIUS * np.sin(d / 2)
-    section = RectangularSection(1.0, 1.0) if section is None else section
-    beam = AncfBeam3D(chord, 1.0, BEND_YOUNGS, section, elements, poisson=0.0)
-    joints = [AncfClamp3D(0, 0, rotation=_rz(d / 2), full=True)]  # the first chord's frame
-    q0 = []
-    for k in range(segments):
-        start = jnp.array([BEND_RADIUS * np.sin(k * d), BEND_RADIUS * (1 - np.cos(k * d)), 0.0])
-        q0.append(beam.straight_coordinates(start, _rz(k * d + d / 2)))
-        if k:
-            joints.append(AncfRigidConnection3D(k, 0, k - 1, -1, rotation=_rz(d)))
-    bodies = [beam] * segments
-
-    def system_of(P):
-        force = fj.PointForce(segments - 1, jnp.array([chord, 0.0, 0.0]), Constant(jnp.stack([0.0, 0.0, P])))
-        return fj.System(bodies, joints, [force])
-
-    tip = lambda q: q[12 * (elements + 1) * (segments - 1) + 12 * elements :][:3]
-    return system_of, jnp.concatenate(q0), tip
-
-
-def bend_tips(segments, elements, section=None):
-    """Tip positions at P = 300, 450, 600 (ramped from zero in 20 / 8 / 8 load steps)."""
-    system_of, q0, tip = bend_model(segments, elements, section)
-    out = {}
-    for P, steps in ((300, 20), (450, 8), (600, 8)):
-        sol = solve_static(system_of(jnp.asarray(float(P))), q0, steps)
-        if not bool(sol.result == fj.RESULTS.successful):
-            raise RuntimeError(f"45° bend: Newton failed at P = {P}")
-        out[P] = np.asarray(tip(sol.q))
-    return out
-
-
 def rollup_error(n, theta=np.pi / 2):
     """Largest tip-position error / L and end-section rotation error (rad, the angle
     of $r_{,y}$) of the cantilever under the tip moment $EI\\theta/L$ about z (exact:
@@ -198,11 +111,7 @@ def rollup_error(n, theta=np.pi / 2):
     section = SECTIONS["circle"]
     beam = AncfBeam3D(LENGTH, RHO, YOUNGS, section, n, poisson=NU)
     Iz = float(section.second_moments()[1])
-    system = fj.System(
-        [beam],
-        [AncfClamp3D(0, 0)],
-        [fj.AppliedMoment3D(0, Constant(jnp.array([0.0, 0.0, YOUNGS * Iz * theta / LENGTH])), node=-1)],
-    )
+    system = ancf3d_cantilever(beam, moment=jnp.array([0.0, 0.0, YOUNGS * Iz * theta / LENGTH]))
     sol = solve_static(system, beam.straight_coordinates(), 4)
     r, F = np.asarray(beam.node_position(sol.q, -1)), np.asarray(beam.node_gradients(sol.q, -1))
     radius = LENGTH / theta
@@ -210,15 +119,13 @@ def rollup_error(n, theta=np.pi / 2):
     return float(np.max(np.abs(r - exact)) / LENGTH), float(np.arctan2(-F[0, 1], F[1, 1]) - theta)
 
 
-def spinning_rod(h, t_end=2.0, n=8, progress=False):
+def run_spinning_rod(h, t_end=2.0, n=8, progress=False):
     """Times, tip positions and energy drift / (mgL/2) of the spinning pendulum rod."""
-    beam = AncfBeam3D(1.0, 1000.0, 5e7, CircularSection(0.01), n, poisson=NU)
-    system = fj.System([beam], [AncfSpherical3D(0, 0)], [fj.Gravity((0.0, 0.0, -9.81))])
-    q0 = beam.straight_coordinates()
-    v0 = jnp.cross(jnp.array([0.0, 0.0, 4.0])[None], q0.reshape(-1, 3)).reshape(-1)  # rigid spin
+    beam, system = spinning_rod(n, poisson=NU)
+    q0, v0 = spinning_rod_state(beam)
     traj = fj.simulate(system, q0, v0, t_end, h, solver=fj.GeneralizedAlpha(rho_inf=1.0), progress=progress)
     energy = np.asarray(traj.energy)
-    scale = float(beam.total_mass()) * 9.81 * 0.5
+    scale = float(beam.total_mass()) * G * 0.5
     tips = np.asarray(traj.q[:, 12 * n : 12 * n + 3])
     return np.asarray(traj.t), tips, energy, float(np.max(np.abs(energy - energy[0])) / scale)
 
@@ -263,7 +170,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     bends = {"": (8, 2, None)} | ({} if quick else {"_fine": (16, 2, None), "_jpolar": (16, 2, UnwarpedSquare(1.0))})
     for suffix, (segments, elements, section) in bends.items():
         start = time.perf_counter()
-        tips = bend_tips(segments, elements, section)
+        tips = ancf3d_bend_tips(segments, elements, section)
         summary[f"bend_wall_s{suffix}"] = time.perf_counter() - start
         tip0 = np.array([BEND_RADIUS * np.sin(np.pi / 4), BEND_RADIUS * (1 - np.cos(np.pi / 4)), 0.0])
         for P, ref in BEND_REFERENCE.items():
@@ -279,14 +186,12 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
 
     steps = {"1ms": 1e-3} | ({} if quick else {"0p5ms": 5e-4})
     for label, h in steps.items():
-        t, tips, energy, drift = spinning_rod(h, 0.5 if quick else 2.0, progress=progress)
+        t, tips, energy, drift = run_spinning_rod(h, 0.5 if quick else 2.0, progress=progress)
         summary[f"rod_energy_drift_h{label}"] = drift
         arrays[f"rod_t_{label}"], arrays[f"rod_tip_{label}"], arrays[f"rod_energy_{label}"] = t, tips, energy
     summary["rod_tip_min_z"] = float(np.min(arrays["rod_tip_1ms"][:, 2]))
     np.savez_compressed(out_dir / "validation.npz", **arrays)
-
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    fig, axes = plotting.subplots(1, 2, figsize=(11, 4.5))
     ax = axes[0]
     for P in BEND_REFERENCE:
         ax.plot(P, summary[f"bend_p{P}_disp_err"], "o", color="C0")
@@ -307,5 +212,5 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     fig.savefig(out_dir / "bend_and_rod.png", dpi=120)
-    plt.close(fig)
+    plotting.close(fig)
     return summary

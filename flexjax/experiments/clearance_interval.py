@@ -21,9 +21,9 @@ import pathlib
 import jax.numpy as jnp
 import numpy as np
 
+from flexjax import plotting
 from flexjax.analysis.interval import Interval, default_optimizer, extreme_search, interval_analysis, vertex_method
 from flexjax.models.clearance_arm import DURATION, clearance_arm, responses, simulate_arm, with_parameters
-from flexjax.plotting import _pyplot
 
 NAME = "clearance_interval"
 DESCRIPTION = (
@@ -80,8 +80,7 @@ def _batch_timing(batch_dir, info):
 
 
 def _figure(t, env, path, n):
-    plt = _pyplot()
-    fig, axes = plt.subplots(3, 2, figsize=(11, 9), sharex=True)
+    fig, axes = plotting.subplots(3, 2, figsize=(11, 9), sharex=True)
     rows = (
         ("error", "tip error", "m", ("x", "y")),
         ("accel", "tip acceleration", "m/s²", ("x", "y")),
@@ -102,7 +101,7 @@ def _figure(t, env, path, n):
     fig.suptitle(f"seed 002 Fig. 8: c in [0.1, 0.5] mm, E in [20, 30] GPa, {n} samples")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plotting.close(fig)
 
 
 def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> dict[str, float]:

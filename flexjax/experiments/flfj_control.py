@@ -1,7 +1,7 @@
 r"""ZVD input shaping + PD control of the FLFJ arm (seed 000, section 3.4, Figs. 11-19).
 
-**Plant** (in every case, as in the paper): the FLFJ model, `ModalHubBeam(root="elastic")`
-with the rod of `flfj_modes` (steel, d = 2 mm, l = 1 m), hub = motor rotor of inertia
+**Plant** (in every case, as in the paper): the FLFJ model `flexjax.models.flfj_arm`,
+`ModalHubBeam(root="elastic")` with the rod of `flfj_modes` (steel, d = 2 mm, l = 1 m), hub = motor rotor of inertia
 0.002 kg m², joint stiffness k = 1 or 0.1 N m/rad, four transverse modes. No joint or
 structural damping (the seed gives damping only for its ADAMS comparison, Table 3), so
 the only dissipation is the controller's: residual vibration is what the shaper failed
@@ -41,67 +41,25 @@ plus the unshaped ramp (`unshaped`) as a baseline.
 import csv
 import pathlib
 
-import equinox as eqx
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-import flexjax as fj
-from flexjax.bodies.modal_beam import ModalHubBeam
+from flexjax import plotting
 from flexjax.control.input_shaping import Shaper, multimode_zvd
-from flexjax.control.pd import PD, CoordinateControl
-from flexjax.control.references import Ramp
-from flexjax.plotting import _pyplot
-
-from .flfj_modes import DIAMETER, EI, LENGTH, RHO_A, YOUNG
+from flexjax.models.flfj_arm import KD, KP, ROTOR_INERTIA, flfj_arm, flfj_cantilever_frequencies, simulate_flfj_arm
 
 NAME = "flfj_control"
 DESCRIPTION = "FLFJ arm: PD + 4-mode ZVD shaping from the FLFJ vs the Spong (cantilever) model, k = 1 and 0.1"
 
-EA = YOUNG * np.pi * DIAMETER**2 / 4  # N
-ROTOR_INERTIA = 0.002  # kg m^2 (seed: the rotor of the ADAMS model)
-KP, KD = 0.6, 0.3  # N m/rad, N m s/rad (seed 3.4)
-N_MODES = 4
 KS = (1.0, 0.1)
 DURATIONS = (1.0, 2.0, 3.0, 4.0)
 AFTER = 6.0  # s simulated after the longer shaped move
 THETA_BAND, TIP_BAND = 0.01, 1e-3  # settling band: rad, m
-N_SAVE = 1201
 SHAPERS = ("flfj", "spong", "unshaped")
 
 
 def k_tag(k: float) -> str:
     """`1.0 -> "k1"`, `0.1 -> "k0p1"` (the key pattern of the summary)."""
     return "k" + f"{k:g}".replace(".", "p")
-
-
-def arm(k: float, n_modes: int = N_MODES) -> ModalHubBeam:
-    """The FLFJ plant: rotor/hub 0.002 kg m², the flfj_modes rod, undamped, no axial modes."""
-    return ModalHubBeam(ROTOR_INERTIA, LENGTH, RHO_A, EA, EI, k, 0.0, n_axial=0, n_transverse=n_modes)
-
-
-def cantilever_frequencies(n_modes: int = N_MODES):
-    """Link frequencies of the Spong model (cantilever clamped to its hub), Hz."""
-    return ModalHubBeam(0.0, LENGTH, RHO_A, EA, EI, n_axial=0, n_transverse=n_modes, root="clamped").frequencies()
-
-
-def simulate(body, shaper, duration, t1, kp=KP, kd=KD, n_save=N_SAVE, rtol=1e-8):
-    """Closed-loop run of `body` with a PD on the hub angle tracking the shaped ramp.
-
-    **Returns:** `(t, theta, tip, torque)` as numpy arrays (s, rad, m, N m)."""
-    law = PD(kp, kd, Ramp(1.0, duration), shaper)
-    system = fj.System([body], [], [CoordinateControl(0, 0, law)])
-    n = body.ncoords
-    ts = jnp.linspace(0.0, t1, n_save)
-    tr = fj.simulate_ode(system, jnp.zeros(n), jnp.zeros(n), t1, rtol=rtol, atol=rtol * 1e-2, ts=ts)
-    tip, torque = _outputs(body, law, tr.t, tr.q, tr.v)
-    return np.asarray(tr.t), np.asarray(tr.q[:, 0]), np.asarray(tip), np.asarray(torque)
-
-
-@eqx.filter_jit
-def _outputs(body, law, t, q, v):
-    tip = jax.vmap(lambda qq: body.deformation(qq, jnp.array([LENGTH]))[0, 1])(q)
-    return tip, jax.vmap(law)(t, q[:, 0], v[:, 0])
 
 
 def settling_time(t, theta, tip, theta_band=THETA_BAND, tip_band=TIP_BAND) -> float:
@@ -119,11 +77,10 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     ks = KS[:1] if quick else KS
     durations = DURATIONS[:1] if quick else DURATIONS
     after = 2.0 if quick else AFTER
-    f_cant = np.asarray(cantilever_frequencies())
+    f_cant = np.asarray(flfj_cantilever_frequencies())
     summary: dict[str, float] = {"kp": KP, "kd": KD, "rotor_inertia": ROTOR_INERTIA}
     for i, f in enumerate(f_cant):
         summary[f"f{i + 1}_cant"] = float(f)
-    plt = _pyplot()
     cases = [(k, T) for k in ks for T in durations]
     if progress:
         from tqdm.auto import tqdm
@@ -132,7 +89,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     figs = {}
     for k, T in cases:
         kt = k_tag(k)
-        body = arm(k)
+        body = flfj_arm(k)
         f_flfj = np.asarray(body.frequencies())
         shapers = {
             "flfj": multimode_zvd(2 * np.pi * f_flfj),
@@ -152,12 +109,12 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         t1 = t_move + after
         if k not in figs:
             nrow = len(durations)
-            figs[k] = plt.subplots(nrow, 3, figsize=(13, 2.6 * nrow + 0.6), squeeze=False)
+            figs[k] = plotting.subplots(nrow, 3, figsize=(13, 2.6 * nrow + 0.6), squeeze=False)
         fig, axes = figs[k]
         row = durations.index(T)
         data = {}
         for s in SHAPERS:
-            t, th, tip, tau = simulate(body, shapers[s], T, t1)
+            t, th, tip, tau = simulate_flfj_arm(body, shapers[s], T, t1)
             data[s] = (th, tip, tau)
             key = f"{kt}_t{T:g}s_{s}"
             window = t >= t_window
@@ -186,5 +143,5 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
             axes[-1, c].set_xlabel("t [s]")
         fig.tight_layout()
         fig.savefig(out_dir / f"control_{k_tag(k)}.png", dpi=110)
-        plt.close(fig)
+        plotting.close(fig)
     return summary

@@ -19,9 +19,10 @@ import jax
 import numpy as np
 
 import flexjax  # noqa: F401  (float64)
+from flexjax import plotting
 from flexjax.bodies.ancf3d import AncfBeam3D
 from flexjax.bodies.sections import RectangularSection
-from flexjax.plotting import _pyplot, finish_axes
+from flexjax.plotting import finish_axes
 
 NAME = "ancf3d_cantilever"
 DESCRIPTION = "3D ANCF cantilever: tip deflections y/z, axial stretch and f1 vs beam theory, 2-32 elements"
@@ -99,8 +100,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         errors=errors,
         quantities=np.array(QUANTITIES),
     )
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig, ax = plotting.subplots(figsize=(6, 4.5))
     labels = ("tip deflection y", "tip deflection z", "axial", "first frequency")
     for j, nu in enumerate(poissons):
         for k, label in enumerate(labels):

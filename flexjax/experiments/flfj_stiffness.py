@@ -21,8 +21,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from flexjax import plotting
 from flexjax.analysis import cantilever_roots, critical_stiffness_coefficient, frequency_ratio, kappa_from_root
-from flexjax.plotting import _pyplot, finish_axes
+from flexjax.plotting import finish_axes
 
 NAME = "flfj_stiffness"
 DESCRIPTION = "FLFJ critical joint stiffness: P(r_c) from eq. 53 vs the paper, r(k) curves (Figs. 8-10)"
@@ -30,7 +31,7 @@ DESCRIPTION = "FLFJ critical joint stiffness: P(r_c) from eq. 53 vs the paper, r
 R_C = (0.95, 0.97, 0.99)
 P_PAPER = (37.1361, 63.8008, 197.1245)
 N_VALUES = (0.0813, 0.1626, 0.3252)  # N m, EI/l of the paper's Fig. 8
-N_ARM = 0.1626  # N m, the simulated arm (experiments/flfj_modes.py: steel rod, d = 2 mm, l = 1 m)
+N_ARM = 0.1626  # N m, the simulated arm (flexjax.models.flfj_arm: steel rod, d = 2 mm, l = 1 m)
 GAMMA1_PAPER = 1.8751
 
 
@@ -85,9 +86,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         wr.writerow(["k_Nm_per_rad"] + [f"r_n{n:g}" for n in N_VALUES])
         for i, k in enumerate(ks):
             wr.writerow([f"{k:.6g}"] + [f"{r_curves[j, i]:.10f}" for j in range(len(N_VALUES))])
-
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plotting.subplots(figsize=(7, 4.5))
     for j, n in enumerate(N_VALUES):
         ax.semilogx(ks, r_curves[j], label=f"n = EI/l = {n} N m")
     for rc in R_C:
@@ -104,7 +103,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
 
     # Fig. 9: k_c = P n
     n_line = np.linspace(0.0, 0.35, 50)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plotting.subplots(figsize=(7, 4.5))
     for i, rc in enumerate(R_C):
         (line,) = ax.plot(n_line, P[i] * n_line, label=f"r_c = {rc}: k_c = {P[i]:.4f} n")
         ax.plot(n_arr, kc_num[i], "o", color=line.get_color(), mfc="none")
@@ -120,7 +119,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     # Fig. 10: P(r_c)
     rc_line = np.linspace(0.5, 0.995, 100 if quick else 400)
     P_line = np.asarray(critical_stiffness_coefficient(jnp.asarray(rc_line)))
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plotting.subplots(figsize=(7, 4.5))
     ax.semilogy(rc_line, P_line, label="eq. 53, closed form")
     ax.semilogy(R_C, P_PAPER, "s", mfc="none", label="paper")
     finish_axes(

@@ -1,4 +1,5 @@
-r"""The very flexible pendulum (Berzeri & Shabana 2000) with planar ANCF beams.
+r"""The very flexible pendulum (Berzeri & Shabana 2000) with planar ANCF beams
+(`flexjax.models.flexible_pendulum`).
 
 A beam (stretch measure; L = 1.2 m, A = 0.0018 m², I = 1.215e-8 m⁴, ρ = 5540 kg/m³,
 E = 0.7 MPa) is pinned at the origin (`AncfPin` at node 0) and released from rest,
@@ -20,39 +21,27 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import flexjax as fj
-from flexjax.bodies.ancf2d import AncfBeam2D
-from flexjax.joints.ancf import AncfPin
-from flexjax.plotting import _pyplot, finish_axes
+from flexjax import plotting
+from flexjax.models.flexible_pendulum import (
+    AREA,
+    LENGTH,
+    RHO,
+    RHO_INF,
+    SECOND_MOMENT,
+    T_END,
+    YOUNGS,
+    G,
+    flexible_pendulum,
+    simulate_flexible_pendulum,
+)
+from flexjax.plotting import finish_axes
 
 NAME = "flexible_pendulum"
 DESCRIPTION = "very flexible ANCF pendulum (stretch measure, E = 0.7 MPa): energy, mesh and step convergence"
 
-LENGTH, AREA, SECOND_MOMENT, RHO, YOUNGS, G = 1.2, 0.0018, 1.215e-8, 5540.0, 0.7e6, 9.81
-T_END = 1.0  # s
 ELEMENTS, ELEMENTS_QUICK = 16, 4
 DT, DT_QUICK = 5e-4, 2e-3  # s
-SAVE_DT = 0.01  # s between saved states
-RHO_INF = 1.0
 SHAPE_TIMES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)  # s
-
-
-def pendulum(n: int):
-    """The beam and the pinned system with `n` elements."""
-    beam = AncfBeam2D(LENGTH, RHO, AREA, SECOND_MOMENT, YOUNGS, n)
-    return beam, fj.System([beam], [AncfPin(0, 0)], [fj.Gravity((0.0, -G))])
-
-
-def run_pendulum(n: int, h: float, progress: bool = False):
-    """Run the pendulum to `T_END`; returns `(beam, trajectory)`."""
-    beam, system = pendulum(n)
-    q0 = beam.straight_coordinates()
-    save_every = max(1, round(SAVE_DT / h))
-    solver = fj.GeneralizedAlpha(rho_inf=RHO_INF)
-    traj = fj.simulate(
-        system, q0, jnp.zeros_like(q0), T_END, h, solver=solver, save_every=save_every, progress=progress
-    )
-    return beam, traj
 
 
 def _energy_scale():
@@ -74,14 +63,14 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     n, h = (ELEMENTS_QUICK, DT_QUICK) if quick else (ELEMENTS, DT)
-    beam, traj = run_pendulum(n, h, progress)
+    beam, traj = simulate_flexible_pendulum(n, h, progress)
     tip = lambda b, tr: np.asarray(b.node_position(tr.q[-1], -1))
     tip_main = tip(beam, traj)
     runs = {"mesh": [], "step": []}
     for m in (n // 2, 2 * n):
-        runs["mesh"].append(tip(*run_pendulum(m, h, progress)))
+        runs["mesh"].append(tip(*simulate_flexible_pendulum(m, h, progress)))
     for dt in (2 * h, h / 2):
-        runs["step"].append(tip(*run_pendulum(n, dt, progress)))
+        runs["step"].append(tip(*simulate_flexible_pendulum(n, dt, progress)))
     change = lambda a, b: float(np.linalg.norm(a - b))
 
     t = np.asarray(traj.t)
@@ -94,12 +83,12 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     gravity = energy - kinetic - elastic
     traj.save(out_dir / "trajectory.npz")
     traj.plot_diagnostics(out_dir / "diagnostics.png", title="flexible pendulum: energy and constraint residuals")
-    traj.animate(pendulum(n)[1], out_dir / "pendulum.gif", fps=20, title=f"very flexible pendulum, {n} ANCF elements")
+    traj.animate(
+        flexible_pendulum(n)[1], out_dir / "pendulum.gif", fps=20, title=f"very flexible pendulum, {n} ANCF elements"
+    )
     s = jnp.linspace(0.0, LENGTH, 61)
     shape = lambda qk: jax.vmap(lambda si: beam.position(qk, si[None]))(s)
-
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 5.5))
+    fig, ax = plotting.subplots(figsize=(6, 5.5))
     for ts in SHAPE_TIMES:
         k = int(np.argmin(np.abs(t - ts)))
         xy = np.asarray(shape(q[k]))
@@ -115,7 +104,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
         title=f"very flexible pendulum, {n} ANCF elements, h = {h:g} s",
         legend_size=8,
     )
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plotting.subplots(figsize=(7, 4))
     for y, label in ((kinetic, "kinetic"), (gravity, "gravity"), (elastic, "elastic"), (energy, "total")):
         ax.plot(t, y, label=label)
     finish_axes(

@@ -7,8 +7,8 @@ spring (`flexjax.analysis.beam_fe`; the paper used ANSYS), for the paper's joint
 stiffness k = 1 N m/rad, and swept over k from 0 (pinned-free, with its rigid mode)
 to the cantilever limit (Tables 4-5).
 
-**Beam (the paper's Table 1 is missing).** A slender circular steel rod: diameter
-2 mm, E = 207 GPa, rho = 7850 kg/m³, l = 1 m, so EI = 0.16258 N m², rho A = 0.024662 kg/m,
+**Beam (the paper's Table 1 is missing)**, `flexjax.models.flfj_arm`: a slender circular steel
+rod: diameter 2 mm, E = 207 GPa, rho = 7850 kg/m³, l = 1 m, so EI = 0.16258 N m², rho A = 0.024662 kg/m,
 EA = 6.50e5 N and n = EI/l = 0.1626 N m, the middle of the paper's three n values
 (0.0813, 0.1626, 0.3252 are this rod at l = 2, 1, 0.5 m). Steel with d = 2 mm reproduces
 n = 0.1626 to four digits, which suggests it is the paper's rod.
@@ -21,39 +21,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from flexjax.analysis import beam_fe_frequencies, beam_fe_matrices, flfj_frequencies, flfj_roots, transverse_modes
-from flexjax.plotting import _pyplot, finish_axes
+from flexjax import plotting
+from flexjax.analysis import beam_fe_frequencies, flfj_frequencies, flfj_roots, transverse_modes
+from flexjax.models.flfj_arm import DENSITY, DIAMETER, EI, LENGTH, RHO_A, YOUNG, flfj_fe_mode_shapes
+from flexjax.plotting import finish_axes
 
 NAME = "flfj_modes"
 DESCRIPTION = "FLFJ beam: frequencies from the frequency equation vs finite elements, sweep of the joint stiffness"
 
-DIAMETER = 2e-3  # m
-YOUNG = 207e9  # Pa
-DENSITY = 7850.0  # kg/m^3
-LENGTH = 1.0  # m
-EI = YOUNG * np.pi * DIAMETER**4 / 64  # N m^2
-RHO_A = DENSITY * np.pi * DIAMETER**2 / 4  # kg/m
 K_JOINT = 1.0  # N m/rad, the paper's joint
 NMODES = 4
 N_ELEMENTS = 40
 K_SWEEP = (0.0, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 1e3, 1e4, np.inf)
 K_SWEEP_QUICK = (0.0, 0.1, 1.0, 10.0, 100.0, np.inf)
-
-
-def fe_mode_shapes(k: float, n: int, n_elements: int = N_ELEMENTS) -> tuple[np.ndarray, np.ndarray]:
-    """FE mode shapes at the nodes, normalized like the modal ones (unit mean square, tip > 0).
-
-    **Returns:** `(s, shapes)`, nodal coordinates $x/l$ and shapes of shape `(nodes, n)`.
-    """
-    K, M = beam_fe_matrices(EI, RHO_A, LENGTH, k, n_elements)
-    Lc = np.linalg.cholesky(M)
-    Li = np.linalg.inv(Lc)
-    _, vecs = np.linalg.eigh(Li @ K @ Li.T)
-    modes = Li.T @ vecs[:, :n]  # M-orthonormal eigenvectors
-    w = np.concatenate([np.zeros((1, n)), modes[1::2]])  # nodal deflections (w_0 = 0, pinned)
-    w = w / np.sqrt(np.diag(modes.T @ M @ modes) / (RHO_A * LENGTH))[None, :]  # (1/l) int phi^2 = 1
-    w = w * np.sign(w[-1])[None, :]
-    return np.linspace(0.0, 1.0, n_elements + 1), w
 
 
 def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> dict[str, float]:
@@ -105,12 +85,11 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
             wr.writerow([("inf" if np.isinf(k) else f"{k:g}")] + [f"{x:.8g}" for x in a] + [f"{x:.8g}" for x in b])
 
     # mode shapes at k = 1 (Fig. 6): modal vs FE nodal values
-    s_nodes, fe_shapes = fe_mode_shapes(K_JOINT, NMODES)
+    s_nodes, fe_shapes = flfj_fe_mode_shapes(K_JOINT, NMODES, N_ELEMENTS)
     modal_nodes = np.asarray(transverse_modes(gamma, s_nodes))
     shape_diff = float(np.max(np.abs(modal_nodes - fe_shapes)))
 
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plotting.subplots(figsize=(7, 4.5))
     finite = np.isfinite(ks) & (ks > 0)
     for i in range(NMODES):
         (line,) = ax.semilogx(ks[finite], f_sweep[finite, i], "-", label=f"mode {i + 1} (eq. 32)")
@@ -129,7 +108,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
 
     s_fine = np.linspace(0.0, 1.0, 201)
     shapes = np.asarray(transverse_modes(gamma, s_fine))
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plotting.subplots(figsize=(7, 4.5))
     for i in range(NMODES):
         (line,) = ax.plot(s_fine * LENGTH, shapes[:, i], label=f"mode {i + 1}, {f[i]:.3f} Hz")
         ax.plot(s_nodes * LENGTH, fe_shapes[:, i], "o", ms=3, color=line.get_color(), mfc="none")

@@ -24,9 +24,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import flexjax
-from flexjax import models
+from flexjax import models, plotting
 from flexjax.analysis import stability
-from flexjax.plotting import _pyplot, plot_series
+from flexjax.plotting import plot_series
 
 NAME = "mobile_robot"
 DESCRIPTION = "seed 003: Udwadia-Kalaba mobile robot, RK4, no / stable / unstable Baumgarte correction"
@@ -162,9 +162,8 @@ def _plots(out_dir, runs, err, t):
         title="y error (Fig. 6)",
         logy=True,
     )
-    plt = _pyplot()
 
-    fig, ax = plt.subplots(figsize=(5, 6))
+    fig, ax = plotting.subplots(figsize=(5, 6))
     for k in labels:
         ax.plot(point[k][:, 0], point[k][:, 1], label=k)
     ax.plot(3 * np.sin(t), -4 * np.cos(t), "k--", label="theory")
@@ -175,4 +174,4 @@ def _plots(out_dir, runs, err, t):
     ax.legend()
     fig.tight_layout()
     fig.savefig(out_dir / "fig7_path.png", dpi=120)
-    plt.close(fig)
+    plotting.close(fig)

@@ -14,8 +14,9 @@ the undamped ZVD's [1/4, 1/2, 1/4]; the four three-impulse shapers are convolved
 (eq. 57). Start: $K_p = 0.6$, $K_d = 0.3$, $h_i = 1/(2 f_i)$ with the FLFJ frequencies
 (the nominal ZVD of `flfj_control`).
 
-**Objective** (fixed horizon `T_END`, fixed-step Tsit5 with `DT`, so the loss is a smooth
-function of the parameters and finite differences check the gradient):
+**Objective** (`flexjax.models.flfj_arm.flfj_tuning_objective`; fixed horizon, fixed-step
+Tsit5 with `TUNING_DT`, so the loss is a smooth function of the parameters and finite
+differences check the gradient):
 $J = \overline{w_{tip}^2}/s_w^2 + \overline{(\theta - 1)^2}/s_\theta^2 + \mu\,\overline{\tau^2}/s_\tau^2$,
 means over the window $t \ge$ `T_WINDOW` (the end of the nominal shaped move: T plus
 the nominal ZVD duration) for the first two terms and over the whole run for the
@@ -31,91 +32,20 @@ direction touching every leaf), `tip_rms_initial`/`_tuned` (m, over the window),
 
 import pathlib
 
-import diffrax
-import equinox as eqx
-import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
-import flexjax as fj
-from flexjax.control.input_shaping import Shaper
-from flexjax.control.pd import PD, CoordinateControl
-from flexjax.control.references import RestToRest
-from flexjax.plotting import _pyplot
+from flexjax import plotting
+from flexjax.models.flfj_arm import KD, KP, TUNING_MOVE, flfj_arm, flfj_tuning_objective
 from flexjax.tune import central_difference_check, minimize
-
-from .flfj_control import KD, KP, LENGTH, arm
 
 NAME = "flfj_tune"
 DESCRIPTION = "FLFJ arm: PD gains and ZVD impulse times tuned by gradient descent through the simulation"
 
 K_JOINT = 1.0  # N m/rad
-MOVE = 1.0  # s, duration of the rest-to-rest reference
-DT = 2.5e-3  # s, fixed step
-SCALE_TIP, SCALE_THETA, SCALE_TORQUE, MU = 1e-3, 1e-2, 1e-2, 1e-2
 LEARNING_RATE = 0.03
 STEPS, STEPS_QUICK = 30, 3
-
-
-def shaper_from_half_periods(h) -> Shaper:
-    """Convolution of undamped ZVD shapers with half periods `h` (s): impulses
-    [1/4, 1/2, 1/4] at [0, h_i, 2 h_i] per mode."""
-    amp = jnp.array([0.25, 0.5, 0.25])
-    shaper = Shaper(jnp.stack([0.0 * h[0], h[0], 2 * h[0]]), amp)
-    for hi in h[1:]:
-        shaper = shaper.convolve(Shaper(jnp.stack([0.0 * hi, hi, 2 * hi]), amp))
-    return shaper
-
-
-def make_objective(body, t_end: float, t_window: float, dt: float = DT, solver=None):
-    """`(loss, parts)`: `loss(params) -> J` and `parts(params) -> (tip_ms, theta_ms, torque_ms)`
-    for `params = {"log_kp", "log_kd", "log_h"}` (module docstring). `solver`: a diffrax
-    solver with fixed steps `dt` (default Tsit5); `log_h` has one entry per mode of `body`."""
-    solver = diffrax.Tsit5() if solver is None else solver
-    n = body.ncoords
-    nsteps = round(t_end / dt)
-    t_final = nsteps * dt
-    ts = np.linspace(0.0, t_final, nsteps + 1)
-    window = jnp.asarray(ts >= t_window, float)
-
-    @eqx.filter_jit
-    def response(params):
-        """Fixed-step closed-loop run: `(t, theta, tip, torque)`."""
-        law = PD(
-            jnp.exp(params["log_kp"]),
-            jnp.exp(params["log_kd"]),
-            RestToRest(1.0, MOVE),
-            shaper_from_half_periods(jnp.exp(params["log_h"])),
-        )
-        system = fj.System([body], [], [CoordinateControl(0, 0, law)])
-        tr = fj.simulate_ode(
-            system,
-            jnp.zeros(n),
-            jnp.zeros(n),
-            t_final,
-            solver=solver,
-            dt0=dt,
-            rtol=None,
-            ts=ts,
-            consistent=False,
-            throw=False,
-        )
-        tip = jax.vmap(lambda q: body.deformation(q, jnp.array([LENGTH]))[0, 1])(tr.q)
-        tau = jax.vmap(law)(tr.t, tr.q[:, 0], tr.v[:, 0])
-        return tr.t, tr.q[:, 0], tip, tau
-
-    def parts(params):
-        _, theta, tip, tau = response(params)
-        w = window / jnp.sum(window)
-        return w @ tip**2, w @ (theta - 1.0) ** 2, jnp.mean(tau**2)
-
-    def loss(params):
-        tip_ms, th_ms, tau_ms = parts(params)
-        return tip_ms / SCALE_TIP**2 + th_ms / SCALE_THETA**2 + MU * tau_ms / SCALE_TORQUE**2
-
-    loss.response = response
-    return loss, parts
 
 
 def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> dict[str, float]:
@@ -123,12 +53,12 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     `tuned_response.png`. **Returns:** the summary (module docstring)."""
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    body = arm(K_JOINT)
+    body = flfj_arm(K_JOINT)
     f = np.asarray(body.frequencies())
     h0 = 1.0 / (2.0 * f)
-    t_window = MOVE + 2.0 * float(np.sum(h0))
+    t_window = TUNING_MOVE + 2.0 * float(np.sum(h0))
     t_end = t_window + (1.5 if quick else 2.5)
-    loss, parts = make_objective(body, t_end, t_window)
+    loss, parts = flfj_tuning_objective(body, t_end, t_window)
     params0 = {"log_kp": jnp.log(KP), "log_kd": jnp.log(KD), "log_h": jnp.log(jnp.asarray(h0))}
     direction = {"log_kp": jnp.asarray(0.3), "log_kd": jnp.asarray(-0.2), "log_h": jnp.array([0.1, -0.2, 0.15, -0.1])}
     fd_err = central_difference_check(loss, params0, direction, eps=1e-5)
@@ -137,8 +67,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     obj0, obj1 = float(hist["loss"][0]), float(loss(best))
     p0, p1 = [np.asarray(parts(p)) for p in (params0, best)]
 
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plotting.subplots(figsize=(6, 4))
     ax.semilogy(hist["loss"], "o-")
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("objective J")
@@ -146,9 +75,9 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(out_dir / "tuning_history.png", dpi=110)
-    plt.close(fig)
+    plotting.close(fig)
 
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    fig, axes = plotting.subplots(1, 3, figsize=(13, 3.6))
     for p, lab, style in ((params0, "paper: Kp 0.6, Kd 0.3, nominal ZVD", "--"), (best, "tuned", "-")):
         t, theta, tip, tau = (np.asarray(a) for a in loss.response(p))
         axes[0].plot(t, theta, style, label=lab)
@@ -162,7 +91,7 @@ def run(out_dir: pathlib.Path, quick: bool = False, progress: bool = False) -> d
     axes[1].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out_dir / "tuned_response.png", dpi=110)
-    plt.close(fig)
+    plotting.close(fig)
 
     summary = {
         "objective_initial": obj0,

@@ -29,10 +29,11 @@ $\max(|\lambda_T| - \mu\lambda_N, 0)$), plus `wall_time`, `n_steps`, `n_rejected
 import pathlib
 import time
 
+import equinox as eqx
 import numpy as np
 
-from flexjax.contact import IMPACT, PHASE_NAMES, SEPARATION, STICK, first_contact, simulate_contact
-from flexjax.contact.simulate import _impact
+from flexjax import plotting
+from flexjax.contact import IMPACT, PHASE_NAMES, SEPARATION, STICK, first_contact, impact, simulate_contact
 from flexjax.models.impact_beam import (
     MU,
     impact_beam,
@@ -40,7 +41,7 @@ from flexjax.models.impact_beam import (
     impact_beam_ancf_state,
     impact_beam_state,
 )
-from flexjax.plotting import _pyplot, finish_axes
+from flexjax.plotting import finish_axes
 
 NAME = "impact_stick_slip"
 DESCRIPTION = "flexible beam hitting an inclined surface with friction: impact, stick-slip, energy (seed 004)"
@@ -124,18 +125,17 @@ def _ancf_check(quick):
     q0, v0 = system.consistent_state(q0, v0)
     # the ANCF beam's axial modes limit the explicit step to a few microseconds
     tc, qc, vc = first_contact(system, contact, q0, v0, 0.5, rtol=1e-8, atol=1e-10, max_steps=400_000)
-    out = _impact(system, contact, qc, vc, tc)[0]
+    out = eqx.filter_jit(impact)(system, contact, qc, vc, tc)
     return float(tc), float(out.p_n)
 
 
 def _plots(sol, system, contact, out_dir, mu):
-    plt = _pyplot()
     body = system.bodies[0]
     import jax
 
     tip = np.asarray(jax.jit(jax.vmap(lambda q: body.position(q, contact.point)))(sol.q))
     t = sol.t
-    fig, axes = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    fig, axes = plotting.subplots(2, 1, figsize=(7, 6), sharex=True)
     for ax, k, lab in ((axes[0], 0, "X"), (axes[1], 1, "Y")):
         ax.plot(t, tip[:, k])
         ax.set_ylabel(f"tip {lab} [m]")
@@ -144,13 +144,13 @@ def _plots(sol, system, contact, out_dir, mu):
     axes[0].set_title("tip displacement in the base frame (seed Fig. 3)")
     fig.tight_layout()
     fig.savefig(out_dir / "tip_displacement.png", dpi=120)
-    plt.close(fig)
+    plotting.close(fig)
 
     import jax.numpy as jnp
 
     kin = np.asarray(jax.jit(jax.vmap(system.kinetic_energy))(jnp.asarray(sol.q), jnp.asarray(sol.v)))
     ela = np.asarray(jax.jit(jax.vmap(body.potential_energy))(jnp.asarray(sol.q)))
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plotting.subplots(figsize=(7, 4))
     for y, lab in ((kin, "kinetic"), (ela, "elastic"), (sol.energy - kin - ela, "gravity"), (sol.energy, "total")):
         ax.plot(t, y, label=lab)
     finish_axes(
@@ -158,7 +158,7 @@ def _plots(sol, system, contact, out_dir, mu):
     )
 
     def force_plot(y, name, ylabel, title):
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        fig, axes = plotting.subplots(1, 2, figsize=(11, 4))
         axes[0].plot(t, y, lw=0.7)
         rows = np.flatnonzero(sol.phase != SEPARATION)
         if rows.size:
@@ -173,13 +173,13 @@ def _plots(sol, system, contact, out_dir, mu):
         axes[0].set_title(title)
         fig.tight_layout()
         fig.savefig(out_dir / name, dpi=120)
-        plt.close(fig)
+        plotting.close(fig)
 
     force_plot(sol.lam_n, "normal_force.png", "normal force [N]", "normal contact force (seed Fig. 5)")
     force_plot(sol.lam_t, "tangential_force.png", "tangential force [N]", "tangential contact force (seed Fig. 6)")
     closed = sol.phase != SEPARATION
     anchor = sol.g_t[closed][0] if closed.any() else 0.0
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plotting.subplots(figsize=(7, 4))
     ax.plot(t[closed], (sol.g_t[closed] - anchor) * 1e6, ".", ms=1.5)
     finish_axes(
         fig,
@@ -190,7 +190,7 @@ def _plots(sol, system, contact, out_dir, mu):
         title="tangential displacement of the contact pair (seed Fig. 7)",
         legend=False,
     )
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plotting.subplots(figsize=(7, 4))
     ax.semilogy(t[closed], np.maximum(np.abs(sol.gd_t[closed]), 1e-16), ".", ms=1.5)
     finish_axes(
         fig,
