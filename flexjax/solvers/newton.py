@@ -329,9 +329,16 @@ class KeptNewton(AbstractNewton):
             # makes small increments far from the root
             unmeasured = (it == 0) & ~refreshed
             err_new = jnp.where((theta_new >= 1.0) | unmeasured, jnp.maximum(err_new, 1.0 + inc), err_new)
+            # an increment of a kept matrix that grew (a contact that closed since the matrix
+            # was formed) is not taken: the next iteration forms a new matrix (theta >= 1
+            # asks for one) where the increments still shrank, as full Newton would. If the
+            # matrix is from an earlier step, its first increment was not measured and may
+            # have thrown the iterate far from the root already: start again from `x0`.
+            grew = ~refreshed & (theta_new >= 1.0)
+            x_new = jnp.where(grew[..., None], jnp.where((njac == 0)[..., None], x0, x), x - dx)
             refreshed = refreshed.astype(x.dtype)
             updated = jnp.stack([it + 1, err_new, inc, theta_new, njac + refreshed], -1)
-            return jnp.where(on[..., None], x - dx, x), jnp.where(on[..., None], updated, scalars), matrix, ref
+            return jnp.where(on[..., None], x_new, x), jnp.where(on[..., None], updated, scalars), matrix, ref
 
         factor = kept.factor
         if turn is not None:  # turn the kept inverse from its position to this step's prediction
