@@ -375,7 +375,7 @@ def test_clamp_to_rigid_body_and_split_beam_match_ground_clamp():
         ({"section": 0.01}, "section"),
     ],
 )
-def test_bad_beam_input_raises(kwargs, match):
+def test_bad_beam_input_raises(kwargs, match, user_facing_checks):
     args = {"length": L, "rho": RHO, "youngs": E, "section": SECTION, "n_elements": 2} | kwargs
     with pytest.raises(ValueError, match=match):
         AncfBeam3D(**args)

@@ -417,7 +417,7 @@ def test_clamped_root_uses_cantilever_modes():
         ({"k": float("inf")}, "finite"),
     ],
 )
-def test_bad_input_raises(kwargs, match):
+def test_bad_input_raises(kwargs, match, user_facing_checks):
     args = {"hub_inertia": J_HUB, "length": L, "rho_a": RHO_A, "ea": EA, "ei": EI, "k": 1.0, **kwargs}
     with pytest.raises(ValueError, match=match):
         ModalHubBeam(**args)

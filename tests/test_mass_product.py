@@ -89,6 +89,10 @@ def test_system_matches_dense(system):
     assert _rel(system.mass_product(q, a), system.mass(q) @ a) < 1e-13
     v = _random(system.nq, 5)
     assert float(system.kinetic_energy(q, v)) == pytest.approx(float(0.5 * v @ system.mass(q) @ v), rel=1e-13)
+
+
+def test_system_refuses_a_product_of_the_wrong_length(system, user_facing_checks):
+    q, a = 0.1 * _random(system.nq, 3), _random(system.nq, 4)
     with pytest.raises(ValueError, match="expected coordinates of shape"):
         system.mass_product(q, a[:-1])
 

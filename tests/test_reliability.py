@@ -215,7 +215,7 @@ def test_non_finite_model_parameters_refused_at_construction():
 
 
 # -- argument errors before anything compiles ----------------------------------------------
-def test_bad_run_arguments_refused_in_plain_words():
+def test_bad_run_arguments_refused_in_plain_words(user_facing_checks):
     system, q0 = pendulum()
     v0 = jnp.zeros(4)
     cases = [

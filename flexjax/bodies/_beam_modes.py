@@ -34,7 +34,7 @@ def exp_parts(gamma):
     return (1 - e2) / (1 + e2), 2 * e / (1 + e2)
 
 
-def frequency_function(gamma: Float[ArrayLike, "..."], kappa: Float[ArrayLike, ""]) -> Float[Array, "..."]:
+def frequency_function(gamma: Float[ArrayLike, "..."], kappa: Float[ArrayLike, "..."]) -> Float[Array, "..."]:
     r"""Scaled frequency equation $F(\gamma; \kappa)$ of the elastically constrained beam.
 
     $F = w\,(\cos\gamma\tanh\gamma - \sin\gamma) + (1 - w)(\cos\gamma + \operatorname{sech}\gamma)$,

@@ -61,7 +61,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Float
+from jaxtyping import Array, ArrayLike, Float
 
 from .._checks import check_shape, is_concrete
 from .._custom_types import Scalar
@@ -397,7 +397,7 @@ class ModalHubBeam(AbstractBody):
         """Hub (floating) frame axes $\\Theta(\\theta)$."""
         return _rot(q[0])
 
-    def deformation(self, q: Float[Array, " n"], x: Float[Array, " m"]) -> Float[Array, "m 2"]:
+    def deformation(self, q: Float[Array, " n"], x: Float[ArrayLike, "*m"]) -> Float[Array, "m 2"]:
         r"""Floating-frame displacement $[w_1 + w_c,\ w_2]$ at axial positions `x` (m)."""
         x = jnp.atleast_1d(jnp.asarray(x, q.dtype))
         _, q1, q2 = self._split(q)

@@ -57,10 +57,10 @@ class Mode(eqx.Module):
     r"""A smooth phase as data: `normal`, `tangential` (1.0 where the row is active) and the
     slip direction `s` ($\pm1$ in slip, 0 otherwise), plus the stick `anchor` $g_T^\ast$ (m)."""
 
-    normal: Float[Array, ""]
-    tangential: Float[Array, ""]
-    s: Float[Array, ""]
-    anchor: Float[Array, ""]
+    normal: Float[Array, "*rows"]
+    tangential: Float[Array, "*rows"]
+    s: Float[Array, "*rows"]
+    anchor: Float[Array, "*rows"]
 
 
 def mode(phase: int, anchor=0.0) -> Mode:

@@ -52,8 +52,8 @@ class BandedLU(eqx.Module):
     a batch). `transforms` $G_k$ (k, 2s, 2s), `upper` $W_k$ (k, s, 2s); with a border,
     `solved_col` $A^{-1}B$, `row` $C$ and `schur_inverse` $S^{-1}$."""
 
-    transforms: Float[Array, "k 2s 2s"]
-    upper: Float[Array, "k s 2s"]
+    transforms: Float[Array, "k p p"]
+    upper: Float[Array, "k s p"]
     solved_col: Float[Array, "N nb"]
     row: Float[Array, "nb N"]
     schur_inverse: Float[Array, "nb nb"]

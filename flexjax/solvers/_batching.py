@@ -12,7 +12,7 @@ Without `ok` every sample takes part."""
 
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Bool
+from jaxtyping import Array, ArrayLike, Bool
 
 
 @jax.custom_batching.custom_vmap
@@ -60,7 +60,7 @@ def _batch_mean_vmap(axis_size, in_batched, x, ok):
     return _masked_mean(x, ok), False
 
 
-def batch_mean(x, ok: Bool[Array, ""] | None = None):
+def batch_mean(x, ok: Bool[ArrayLike, ""] | None = None):
     """`x` itself; under `vmap`, one unbatched mean over the batch (for quantities that
     refer to the batch's representative sample, like a shared Newton matrix), over the
     samples where `ok` if given (over all of them if no sample is)."""

@@ -151,7 +151,7 @@ class BandedMatrix(eqx.Module):
     (nb, nb), and `probe`, the residual's derivative along `probe_direction(n)` when it
     came from `jacobian` (`probe_error`)."""
 
-    blocks: Float[Array, "k s 3s"]
+    blocks: Float[Array, "k s 3*s"]
     col: Float[Array, "N nb"]
     row: Float[Array, "nb N"]
     corner: Float[Array, "nb nb"]
