@@ -10,7 +10,9 @@ It is a field of the solver, as diffrax makes its root finder one:
   *and steps* (`KeptMatrix`, in the solver's loop state) and formed anew only when the
   measured contraction of the increments says it pays: missing, contracting slower than
   `contraction_max`, predicted not to converge within the iteration cap, or stale after
-  `reuse_iterations` iterations of one step. An
+  `reuse_iterations` iterations of one step. An increment of the kept matrix that
+  grew is not taken (the new matrix is formed where the increments still shrank, or at
+  the step's start for a matrix from an earlier step). An
   iteration with the kept matrix costs one residual and one matrix-vector product.
   Under `vmap` every sample keeps its own matrix and decides for itself: a new matrix
   is formed for the batch when any sample asks for one, and only the samples that asked
