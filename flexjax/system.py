@@ -15,6 +15,7 @@ from jaxtyping import Array, Float
 
 from ._checks import check_finite_leaves, check_points, is_concrete, warn_if_moved
 from ._custom_types import Scalar
+from ._grouping import gather_rows, groups, map_stacked, signature
 from ._structural import structural
 from .bodies.base import AbstractBody
 from .forces.base import AbstractForce, AbstractStatefulForce
@@ -133,6 +134,62 @@ class System(eqx.Module):
             return jnp.zeros((0,), x.dtype)
         return x[self.body_slice(i)]
 
+    def _index(self, i) -> np.ndarray:
+        return np.arange(self.offsets[i], self.offsets[i + 1])
+
+    def _per_body(self, fn, *xs) -> list:
+        """`[fn(body, *(x's part of it)) for each body]`, bodies of equal signature
+        (`flexjax._grouping`) through one `vmap` instead of one traced copy each."""
+        out = [None] * len(self.bodies)
+        for g in groups(signature(b) for b in self.bodies):
+            if len(g) == 1:
+                out[g[0]] = fn(self.bodies[g[0]], *(self._part(x, g[0]) for x in xs))
+                continue
+            index = np.stack([self._index(i) for i in g])
+            res = map_stacked(fn, [[self.bodies[i] for i in g]], [gather_rows(x, index) for x in xs])
+            for k, i in enumerate(g):
+                out[i] = jax.tree_util.tree_map(lambda r, k=k: r[k], res)
+        return out
+
+    def _joint_rows(self, q, t) -> list:
+        """Each joint's constraint rows, joints of equal signature between bodies of equal
+        signatures through one `vmap`."""
+        body_keys = [signature(b) for b in self.bodies]
+
+        def key(j):
+            return (
+                signature(j, skip=("body_i", "body_j")),
+                body_keys[j.body_i],
+                None if j.body_j is None else body_keys[j.body_j],
+            )
+
+        def body(i):
+            return None if i is None else self.bodies[i]
+
+        out = [None] * len(self.joints)
+        for g in groups(key(j) for j in self.joints):
+            members = [self.joints[k] for k in g]
+            if len(g) == 1:
+                j = members[0]
+                out[g[0]] = j.constraint(
+                    body(j.body_i), self._part(q, j.body_i), body(j.body_j), self._part(q, j.body_j), t
+                )
+                continue
+            qi = gather_rows(q, np.stack([self._index(j.body_i) for j in members]))
+            qj = (
+                jnp.zeros((len(g), 0), q.dtype)
+                if members[0].body_j is None
+                else gather_rows(q, np.stack([self._index(j.body_j) for j in members]))
+            )
+            res = map_stacked(
+                lambda jnt, bi, bj, qi, qj: jnt.constraint(bi, qi, bj, qj, t),
+                [members, [body(j.body_i) for j in members], [body(j.body_j) for j in members]],
+                [qi, qj],
+            )
+            for k, i in enumerate(g):
+                out[i] = res[k]
+        return out
+
     def _check_q(self, q):
         if jnp.shape(q) != (self.nq,):
             raise ValueError(f"System: expected coordinates of shape ({self.nq},), got {jnp.shape(q)}.")
@@ -141,15 +198,14 @@ class System(eqx.Module):
     def mass(self, q: Float[Array, " nq"]) -> Float[Array, "nq nq"]:
         """Mass matrix $M(q)$ (block diagonal over bodies)."""
         self._check_q(q)
-        blocks = [b.mass_matrix(self._part(q, i)) for i, b in enumerate(self.bodies)]
-        return jax.scipy.linalg.block_diag(*blocks)
+        return jax.scipy.linalg.block_diag(*self._per_body(lambda b, qb: b.mass_matrix(qb), q))
 
     def mass_product(self, q: Float[Array, " nq"], a: Float[Array, " nq"]) -> Float[Array, " nq"]:
         r"""$M(q)\,a$ body by body (`AbstractBody.mass_product`), without forming $M$:
         linear in the number of elements for meshed beams."""
         self._check_q(q)
         self._check_q(a)
-        return jnp.concatenate([b.mass_product(self._part(q, i), self._part(a, i)) for i, b in enumerate(self.bodies)])
+        return jnp.concatenate(self._per_body(lambda b, qb, ab: b.mass_product(qb, ab), q, a))
 
     def forces(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: Scalar) -> Float[Array, " nq"]:
         """Generalized forces $Q(q, \\dot q, t)$: body internal forces plus force elements."""
@@ -158,7 +214,7 @@ class System(eqx.Module):
     def body_forces(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: Scalar) -> Float[Array, " nq"]:
         """The bodies' own generalized forces (elastic, damping, quadratic velocity)."""
         self._check_q(q)
-        return jnp.concatenate([b.force(self._part(q, i), self._part(v, i), t) for i, b in enumerate(self.bodies)])
+        return jnp.concatenate(self._per_body(lambda b, qb, vb: b.force(qb, vb, t), q, v))
 
     def element_forces(
         self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: Scalar, start: Float[Array, " nq"] | None = None
@@ -181,13 +237,8 @@ class System(eqx.Module):
     def constraints(self, q: Float[Array, " nq"], t: Scalar) -> Float[Array, " m"]:
         r"""Constraint residual $\Phi(q, t)$."""
         self._check_q(q)
-        rows = [b.constraints(self._part(q, i)) for i, b in enumerate(self.bodies)]
-        for jnt in self.joints:
-            bj = None if jnt.body_j is None else self.bodies[jnt.body_j]
-            rows.append(
-                jnt.constraint(self.bodies[jnt.body_i], self._part(q, jnt.body_i), bj, self._part(q, jnt.body_j), t)
-            )
-        return jnp.concatenate([jnp.reshape(r, (-1,)) for r in rows] + [jnp.zeros((0,), q.dtype)])
+        parts = self._per_body(lambda b, qb: b.constraints(qb), q) + self._joint_rows(q, t)
+        return jnp.concatenate([jnp.reshape(r, (-1,)) for r in parts] + [jnp.zeros((0,), q.dtype)])
 
     def constraints_q(self, q, t) -> Float[Array, "m nq"]:
         r"""Constraint Jacobian $\Phi_q$ by forward-mode autodiff."""
@@ -289,7 +340,7 @@ class System(eqx.Module):
 
     def potential_energy(self, q, t) -> Scalar:
         """Elastic energy of the bodies plus the potentials of the force elements."""
-        V = sum((b.potential_energy(self._part(q, i)) for i, b in enumerate(self.bodies)), jnp.zeros((), q.dtype))
+        V = sum(self._per_body(lambda b, qb: b.potential_energy(qb), q), jnp.zeros((), q.dtype))
         for f, idx in zip(self.force_elements, self.force_bodies, strict=True):
             V = V + f.potential_energy(tuple(self.bodies[i] for i in idx), tuple(self._part(q, i) for i in idx), t)
         return V
@@ -372,7 +423,9 @@ def _min_norm_step(J, r):
     compile than those of a singular value decomposition)."""
     JJ = J @ J.T
     eps = 1e-14 * jnp.max(jnp.abs(jnp.diagonal(JJ)), initial=0.0) + jnp.finfo(J.dtype).tiny
-    return J.T @ jnp.linalg.solve(JJ + eps * jnp.eye(J.shape[0], dtype=J.dtype), r)
+    from .solvers._dense import solve  # one LAPACK call per sample under vmap
+
+    return J.T @ solve(JJ + eps * jnp.eye(J.shape[0], dtype=J.dtype), r)
 
 
 def velocity_residuals(system, q, v, t):

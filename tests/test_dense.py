@@ -77,3 +77,25 @@ def test_solve_derivatives_match_the_closed_form():
     np.testing.assert_allclose(gA, -np.outer(lam, x), rtol=1e-10, atol=1e-13)
     gb_batch = jax.vmap(jax.grad(lambda b: w @ dense.solve(A, b)))(jnp.stack([b, 2 * b]))
     np.testing.assert_allclose(gb_batch, np.stack([lam, lam]), rtol=1e-10)
+
+
+def test_a_batch_on_one_cpu_device_makes_no_batched_lapack_call():
+    """Two independent batched LAPACK calls run at once can deadlock XLA's CPU thread
+    pool: a batch is factored one sample at a time (module docstring)."""
+    keys = jax.random.split(jax.random.PRNGKey(10), 4)
+    A = jax.jit(jax.vmap(saddle_point))(keys)
+    b = jax.random.normal(jax.random.PRNGKey(11), (4, 8))
+
+    def both(A, b):  # two independent batched factorizations, as in the deadlocked program
+        return jax.vmap(dense.inverse)(A), jax.vmap(dense.solve)(A, b), jax.vmap(dense.lu_factor)(2.0 * A)
+
+    hlo = jax.jit(both).lower(A, b).as_text()
+    calls = [line for line in hlo.splitlines() if "lapack_dgetrf" in line]
+    assert len(calls) >= 3 and all('num_batch_dims = "0"' in line for line in calls)  # one matrix per call
+    inv, sol, (lu, piv) = jax.jit(both)(A, b)
+    np.testing.assert_allclose(inv, np.linalg.inv(A), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(sol, np.linalg.solve(A, b[..., None])[..., 0], rtol=1e-10)
+    for k in range(4):
+        lu_k, piv_k = jax.scipy.linalg.lu_factor(2.0 * A[k])
+        np.testing.assert_array_equal(lu[k], lu_k)
+        np.testing.assert_array_equal(piv[k], piv_k)

@@ -27,17 +27,16 @@ _R90 = jnp.array([[0.0, -1.0], [1.0, 0.0]])
 
 
 def _affine_mass_matrix(position, ncoords, npoint, mass, com, second_moment):
-    r"""$M = \int C^T C\,dm$ for $r(p) = (C_0 + \sum_k p_k C_k)\,q$, exactly."""
+    r"""$M = \int C^T C\,dm$ for $r(p) = (C_0 + \sum_k p_k C_k)\,q$, exactly:
+    $M = \sum_{ab} \Pi_{ab} C_a^T C_b$ over $a, b \in \{0, 1..k\}$ with the mass moments
+    $\Pi = [[m, m c^T], [m c, J + m c c^T]]$ (one traced Jacobian for all points)."""
     q0 = jnp.zeros(ncoords)
-    jac = lambda p: jax.jacfwd(position)(q0, p)  # constant in q: the body is affine
-    c0 = jac(jnp.zeros(npoint))
-    ck = [jac(jnp.eye(npoint)[k]) - c0 for k in range(npoint)]
-    pi = second_moment + mass * jnp.outer(com, com)
-    m = mass * c0.T @ c0
-    for k in range(npoint):
-        m = m + mass * com[k] * (c0.T @ ck[k] + ck[k].T @ c0)
-        for l in range(npoint):
-            m = m + pi[k, l] * ck[k].T @ ck[l]
+    points = jnp.concatenate([jnp.zeros((1, npoint)), jnp.eye(npoint)])
+    jac = jax.vmap(jax.jacfwd(position), (None, 0))(q0, points)  # constant in q: the body is affine
+    c = jnp.concatenate([jac[:1], jac[1:] - jac[:1]])  # C_0, C_1 .. C_k
+    mc = mass * com
+    pi = jnp.block([[mass[None, None], mc[None, :]], [mc[:, None], second_moment + mass * jnp.outer(com, com)]])
+    m = jnp.einsum("ab,aij,bik->jk", pi, c, c)
     return 0.5 * (m + m.T)
 
 

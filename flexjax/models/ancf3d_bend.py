@@ -26,7 +26,7 @@ BEND_RADIUS, BEND_YOUNGS = 100.0, 1e7
 
 
 class UnwarpedSquare(AbstractSection):
-    """Square section whose torsion constant is the polar moment $I_y + I_z = a^4/6$ (no
+    r"""Square section whose torsion constant is the polar moment $I_y + I_z = a^4/6$ (no
     warping) instead of St-Venant's $0.1406\,a^4$, as a section of another code may be
     specified.
 

@@ -135,11 +135,13 @@ def _k_ratio(platform_centre, azimuth, geometry):
 def inverse_kinematics(platform_centre, geometry=GEOMETRY) -> Float[Array, " 3"]:
     r"""Arm angles $\theta_i$ (rad, below the horizontal) that put the platform centre at
     `platform_centre` (elbow-out branch; see the module docstring)."""
-    out = []
-    for phi in CHAIN_AZIMUTHS:
-        ratio, _, delta = _k_ratio(platform_centre, phi, geometry)
-        out.append(-jnp.arccos(ratio) - delta)
-    return jnp.stack(out)
+    return jnp.stack([_arm_angle(platform_centre, phi, geometry) for phi in CHAIN_AZIMUTHS])
+
+
+def _arm_angle(platform_centre, azimuth, geometry=GEOMETRY):
+    r"""$\theta_i$ of the chain at `azimuth` (`inverse_kinematics`)."""
+    ratio, _, delta = _k_ratio(platform_centre, azimuth, geometry)
+    return -jnp.arccos(ratio) - delta
 
 
 def elbow_positions(theta, geometry=GEOMETRY) -> Float[Array, "3 3"]:
@@ -209,7 +211,7 @@ class ActuatorAngle(eqx.Module):
     chain: int = eqx.field(static=True)
 
     def __call__(self, t):
-        return inverse_kinematics(self.path(t))[self.chain]
+        return _arm_angle(self.path(t), CHAIN_AZIMUTHS[self.chain])  # this chain's only
 
 
 def _slender_inertia(mass, length, radius):

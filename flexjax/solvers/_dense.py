@@ -1,20 +1,23 @@
-r"""Dense inverse and solve for the small matrices of Newton steps, safe to shard on CPU.
+r"""Dense inverse, solve and LU factors for the small matrices of Newton steps, safe on CPU.
 
-One matrix goes to LAPACK (`jnp.linalg.inv`, `jnp.linalg.solve`). A batch (under `vmap`)
-goes to XLA's batched LAPACK kernels too, except when the CPU is split into several JAX
-devices (`--xla_force_host_platform_device_count`, how `run_batch` shards samples over
-the cores of one machine). There jaxlib 0.10.2's batched LAPACK kernels hand their work
-to XLA's intra-op thread pool and wait for it; when the device programs occupy every
-thread of that pool the process hangs (docs/batch.md). In that case the batch is solved
-by Gauss-Jordan elimination with partial pivoting written in XLA operations
-(`gauss_jordan`), which never leaves the device program. On one device it is no
-faster than LAPACK and slower for larger matrices (docs/performance.md), so it is
-used only where LAPACK may hang.
+One matrix goes to LAPACK (`jnp.linalg.inv`, `jnp.linalg.solve`, `lu_factor`). A batch
+(under `vmap`) never goes to XLA's *batched* LAPACK kernels on CPU: jaxlib 0.10.2's
+batched kernels hand their samples to XLA's intra-op thread pool and wait for them,
+and the process hangs when every thread of that pool is waiting so. That happens when
+the CPU is split into several JAX devices (`--xla_force_host_platform_device_count`,
+how `run_batch` shards samples over the cores of one machine), and on one device when
+XLA's runtime runs two independent batched factorizations at once (a 4-sample
+`run_batch` of the parallel robot on 2 cores: both pool threads waited inside batched
+LU factorizations, seen in their stacks). So on a single CPU device a batch is solved one sample
+at a time by the unbatched LAPACK call (`lax.map`, `_one_at_a_time`), and with several
+devices by Gauss-Jordan elimination with partial pivoting written in XLA operations
+(`gauss_jordan`), which never leaves the device program (on one device it is no faster
+than LAPACK and slower for larger matrices, docs/performance.md).
 
 `solve` is differentiable in both arguments (`lax.custom_linear_solve`: derivatives
 come from the matrix-vector product; the solves are reused for tangents and
-transposes); `inverse` is meant for matrices that are not differentiated (kept Newton
-matrices).
+transposes); `inverse` and `lu_factor` are meant for matrices that are not
+differentiated (kept Newton matrices).
 """
 
 import jax
@@ -50,7 +53,8 @@ def gauss_jordan(A, B):
 
 
 def _lapack_may_hang() -> bool:
-    """Batched LAPACK kernels can deadlock when the CPU is split into several devices."""
+    """Where even one LAPACK call per sample is not used for a batch: a CPU split into
+    several devices (see the module docstring)."""
     return jax.default_backend() == "cpu" and jax.local_device_count() > 1
 
 
@@ -62,8 +66,10 @@ def inverse(A):
 
 @inverse.def_vmap
 def _inverse_vmap(axis_size, in_batched, A):
-    if not in_batched[0] or not _lapack_may_hang():
+    if not in_batched[0] or jax.default_backend() != "cpu":
         return jnp.linalg.inv(A), in_batched[0]
+    if not _lapack_may_hang():
+        return _one_at_a_time(jnp.linalg.inv, A), True
     return gauss_jordan(A, jnp.broadcast_to(jnp.eye(A.shape[-1], dtype=A.dtype), A.shape)), True
 
 
@@ -78,9 +84,39 @@ def _solve_vmap(axis_size, in_batched, A, b):
     if not a_batched:  # one matrix for every right-hand side: one unbatched factorization
         return (jnp.linalg.solve(A, b.T).T if b_batched else jnp.linalg.solve(A, b)), b_batched
     b = b if b_batched else jnp.broadcast_to(b, A.shape[:-1])
-    if not _lapack_may_hang():
+    if jax.default_backend() != "cpu":
         return jnp.linalg.solve(A, b[..., None])[..., 0], True
+    if not _lapack_may_hang():
+        return _one_at_a_time(lambda Ab: jnp.linalg.solve(*Ab), (A, b)), True
     return gauss_jordan(A, b[..., None])[..., 0], True
+
+
+def _one_at_a_time(f, xs):
+    """`f` over the leading axis of `xs`, one unbatched LAPACK call per sample (a loop
+    in the program): XLA's CPU runtime may run two independent batched LAPACK calls at
+    once, and each hands its batch to the same intra-op thread pool and waits for it,
+    which can deadlock (two concurrent batched LU factorizations of a 4-sample
+    `run_batch` of the parallel robot hung, seen in the threads' stacks). An unbatched
+    call runs on its own thread."""
+    return jax.lax.map(f, xs)
+
+
+@jax.custom_batching.custom_vmap
+def lu_factor(A):
+    """`jax.scipy.linalg.lu_factor(A)` of one square matrix; under `vmap` one LAPACK call
+    per sample (`_one_at_a_time`)."""
+    import jax.scipy.linalg as jsl
+
+    return jsl.lu_factor(A)
+
+
+@lu_factor.def_vmap
+def _lu_factor_vmap(axis_size, in_batched, A):
+    import jax.scipy.linalg as jsl
+
+    if not in_batched[0] or jax.default_backend() != "cpu":
+        return jsl.lu_factor(A), (in_batched[0], in_batched[0])
+    return _one_at_a_time(jsl.lu_factor, A), (True, True)
 
 
 def solve(A, b):

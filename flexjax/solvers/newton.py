@@ -131,9 +131,7 @@ def factorize(J, kind: str):
     """The kept factor of the Newton matrix `J` (see `Preconditioner`): dense `J` for
     `"inverse"` and `"lu"`, a `structure.BandedMatrix` for `"banded"`."""
     if kind == "lu":
-        import jax.scipy.linalg as jsl
-
-        return jsl.lu_factor(J)
+        return dense.lu_factor(J)
     if kind == "banded":
         return (banded.factor(J),)
     return (dense.inverse(J.T),)
