@@ -15,6 +15,7 @@ import numpy as np
 
 from ._checks import ConsistencyWarning, is_concrete, warn_if_moved
 from .results import RESULTS, code
+from .system import linearized_constraints
 
 START_TOL = 1e-6  # largest accepted |Phi|, |Phi_q v + Phi_t| of an unprojected start (same scale)
 RANK_RTOL = 1e-9  # singular values of Phi_q below this fraction of the largest count as zero
@@ -30,12 +31,8 @@ def _all_concrete(tree) -> bool:
 def _start_residuals(system, q, v, t):
     r"""$\Phi$, $\Phi_q$ and the velocity residuals at one state, from one batch of
     forward-mode derivatives of $\Phi(q, t)$ (the cheapest program to compile)."""
-    n = q.shape[0]
-    basis = jnp.eye(n + 1, dtype=q.dtype)
-    Phi, cols = jax.vmap(lambda e: jax.jvp(system.constraints, (q, t), (e[:n], e[n])), out_axes=(None, 1))(basis)
-    J, Phi_t = cols[:, :n], cols[:, n]
-    res_v = jnp.concatenate([J @ v + Phi_t, system.nonholonomic(q, v, t)])
-    return Phi, J, res_v
+    Phi, J, Phi_t = linearized_constraints(system, q, t)
+    return Phi, J, jnp.concatenate([J @ v + Phi_t, system.nonholonomic(q, v, t)])
 
 
 def _rank(J) -> tuple[int, np.ndarray]:

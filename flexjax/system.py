@@ -396,18 +396,53 @@ def check_projection(traj, res_q, res_v):
 
 def _project(system, q0, v0, t0, max_iter):
     """Projection of `System.consistent_state` (traceable; `_project_jit` compiled)."""
+    return projection(system, q0, v0, t0, max_iter)[:4]
 
-    def body(_, q):
-        return q - _min_norm_step(system.constraints_q(q, t0), system.constraints(q, t0))
 
-    q = jax.lax.fori_loop(0, max_iter, body, q0) if system.nconstraints else q0
+def projection(system, q0, v0, t0, max_iter):
+    r"""`(q, v, res_q, res_v, Phi_q)`: the projected state, its largest position and velocity
+    residuals (inf when not finite) and $\Phi_q$ at the projected `q` (empty without
+    position constraints).
+
+    One linearization of the constraints (`linearized_constraints`) per Gauss-Newton
+    iteration; the loop takes one more pass that only linearizes at the final `q`, and
+    the velocity projection and both residuals are formed from that, so the
+    constraints' code is traced once (a smaller program to compile)."""
+    n, m, dtype = q0.shape[0], system.nconstraints, q0.dtype
+    lin = (jnp.zeros((m,), dtype), jnp.zeros((m, n), dtype), jnp.zeros((m,), dtype))
+    q = q0
+    if m:
+
+        def body(k, carry):
+            q, _ = carry
+            lin = linearized_constraints(system, q, t0)
+            step = _min_norm_step(lin[1], lin[0])
+            return jnp.where(k < max_iter, q - step, q), lin
+
+        q, lin = jax.lax.fori_loop(0, max_iter + 1, body, (q0, lin))
+    Phi, J, Phi_t = lin
     if system.nconstraints + system.nvelocity_constraints == 0:
-        return q, v0, jnp.zeros(()), jnp.zeros(())
-    v = v0 - _min_norm_step(_velocity_rows_jacobian(system, q, t0), velocity_residuals(system, q, v0, t0))
-    res_q = jnp.max(jnp.abs(system.constraints(q, t0)), initial=0.0)
-    res_v = jnp.max(jnp.abs(velocity_residuals(system, q, v, t0)), initial=0.0)
+        return q, v0, jnp.zeros(()), jnp.zeros(()), J
+    if system.nvelocity_constraints:  # rows that are not the time derivative of Phi
+        rows = lambda v: velocity_residuals(system, q, v, t0)
+        v = v0 - _min_norm_step(_velocity_rows_jacobian(system, q, t0), rows(v0))
+    else:
+        rows = lambda v: J @ v + Phi_t
+        v = v0 - _min_norm_step(J, rows(v0))
+    res_q = jnp.max(jnp.abs(Phi), initial=0.0)
+    res_v = jnp.max(jnp.abs(rows(v)), initial=0.0)
     bad = ~jnp.isfinite(res_q) | ~jnp.isfinite(res_v)
-    return q, v, jnp.where(bad, jnp.inf, res_q), jnp.where(bad, jnp.inf, res_v)
+    return q, v, jnp.where(bad, jnp.inf, res_q), jnp.where(bad, jnp.inf, res_v), J
+
+
+def linearized_constraints(system, q, t):
+    r"""$\Phi$, $\Phi_q$ and $\Phi_t$ at `(q, t)` from one batch of forward-mode
+    derivatives of $\Phi(q, t)$ (the constraints' code traced once)."""
+    n = q.shape[0]
+    t = jnp.asarray(t, q.dtype)
+    basis = jnp.eye(n + 1, dtype=q.dtype)
+    Phi, cols = jax.vmap(lambda e: jax.jvp(system.constraints, (q, t), (e[:n], e[n])), out_axes=(None, 1))(basis)
+    return Phi, cols[:, :n], cols[:, n]
 
 
 _project_jit = eqx.filter_jit(_project)

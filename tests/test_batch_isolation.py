@@ -30,7 +30,7 @@ from flexjax.batch import run_batch
 from flexjax.forces.applied import PointForce
 from flexjax.models.flexible_slider_crank import flexible_slider_crank, flexible_slider_crank_state
 from flexjax.results import code
-from flexjax.solvers._batching import batch_any, batch_linearized, batch_mean
+from flexjax.solvers._batching import batch_any, batch_linearized, batch_mean, formed_where
 
 H, T1, SAVE_EVERY, PUSH_START = 2e-4, 0.016, 4, 0.01
 SAMPLES = np.array([[0.4, 0.0], [0.5, 0.0], [0.6, 0.0], [0.5, 1e6]])  # slider mass (kg), push (N)
@@ -170,3 +170,39 @@ def test_batch_functions_leave_out_the_masked_samples():
     for got, want in zip(masked[:2], alone[:2], strict=True):  # value and slope (shared)
         np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
     np.testing.assert_allclose(masked[2][np.asarray(ok)], alone[2], rtol=1e-12)  # the selected samples' t
+
+
+def test_new_matrices_are_formed_only_by_the_samples_that_ask():
+    """`formed_where` (how a batch forms its kept Newton matrices) evaluates `make` once
+    per sample that asks, with that sample's own closed-over values, and leaves the
+    others' `old`; the old rule evaluated it for the whole batch whenever one sample
+    asked. Nested `vmap` and no `vmap` give the per-sample definition too."""
+    calls = []
+
+    def formed(need, x, scale, old):
+        def make(y):  # closes over a batched value, as a Newton matrix over its sample's model
+            jax.debug.callback(lambda v: calls.append(float(v)), y)
+            return y * scale, -y
+
+        return formed_where(need, make, x, old)
+
+    def reference(need, x, scale, old):
+        return tuple(np.where(need, new, o) for new, o in zip((x * scale, -x), old, strict=True))
+
+    need = jnp.array([True, False, True, False])
+    x, scale = jnp.array([1.0, 2.0, 3.0, 4.0]), jnp.array([10.0, 20.0, 30.0, 40.0])
+    old = (jnp.full(4, 7.0), jnp.full(4, 8.0))
+    got = jax.jit(jax.vmap(formed))(need, x, scale, old)
+    jax.effects_barrier()
+    assert sorted(calls) == [1.0, 3.0]  # two evaluations, of the two samples that asked
+    for g, w in zip(got, reference(need, x, scale, old), strict=True):
+        np.testing.assert_array_equal(g, w)
+
+    grid = lambda a: jnp.stack([a, a[::-1]])  # a (2, 4) batch for a nested vmap
+    nested = jax.jit(jax.vmap(jax.vmap(formed)))(grid(need), grid(x), grid(scale), (grid(old[0]), grid(old[1])))
+    want = reference(np.asarray(grid(need)), grid(x), grid(scale), (grid(old[0]), grid(old[1])))
+    for g, w in zip(nested, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+    for flag in (True, False):  # no batch: a branch
+        got = formed(jnp.array(flag), x[0], scale[0], (old[0][0], old[1][0]))
+        assert [float(v) for v in got] == ([10.0, -1.0] if flag else [7.0, 8.0])

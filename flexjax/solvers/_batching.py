@@ -1,5 +1,6 @@
 """Batch-wide decisions under `vmap`: one branch for the whole batch instead of a
 `select` that evaluates both branches for every sample (`batch_any`, `update_where`),
+work done only for the samples that ask for it (`formed_where`),
 one mean for the batch (`batch_mean`),
 one value and its first-order change across the batch computed once instead of once
 per sample (`batch_linearized`); and `max_abs`, `sum_last`, per-sample reductions that
@@ -73,6 +74,42 @@ def update_where(need, make, x, old, ok=None):
     for nothing."""
     need = batch_any(need, ok)
     return jax.lax.cond(need, lambda: make(x), lambda: old), need
+
+
+def formed_where(need, make, x, old):
+    """`make(x)` where `need`, else `old`; `make` is evaluated only where it is needed.
+
+    Without `vmap`: a branch. Under `vmap`: a loop over the samples that need it, each
+    evaluated on its own (its own values of whatever `make` closes over), so a batch
+    whose samples ask at different times pays for the samples that ask, not for the
+    whole batch every time one of them does; the others keep `old`. For the Newton
+    matrices of a batch (`newton.KeptNewton`): each sample forms its matrix when its
+    own convergence asks for one, so batched samples rarely ask together."""
+    flat, consts = hoisted(lambda x: make(x), x)
+
+    @jax.custom_batching.custom_vmap
+    def call(need, x, old, consts):
+        return jax.lax.cond(need, lambda: flat(consts, x), lambda: old)
+
+    @call.def_vmap
+    def _call_vmap(axis_size, in_batched, need, x, old, consts):
+        need_b, x_b, old_b, consts_b = in_batched
+        old_b = jax.tree_util.tree_leaves(old_b)
+        old_leaves, old_tree = jax.tree_util.tree_flatten(old)
+        out = [o if b else jnp.broadcast_to(o, (axis_size,) + o.shape) for o, b in zip(old_leaves, old_b, strict=True)]
+        need = need if need_b else jnp.broadcast_to(need, (axis_size,))
+        rows = jnp.nonzero(need, size=axis_size, fill_value=0)[0]
+
+        def one(k, out):
+            i = rows[k]
+            c = [ci[i] if b else ci for ci, b in zip(consts, consts_b, strict=True)]
+            new = jax.tree_util.tree_leaves(flat(c, x[i] if x_b else x))
+            return [o.at[i].set(v) for o, v in zip(out, new, strict=True)]
+
+        out = jax.lax.fori_loop(0, jnp.sum(need.astype(jnp.int32)), one, out)
+        return jax.tree_util.tree_unflatten(old_tree, out), jax.tree_util.tree_map(lambda _: True, old)
+
+    return call(need, x, old, consts)
 
 
 def hoisted(fun, *args):

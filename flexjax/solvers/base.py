@@ -38,7 +38,8 @@ class StepInfo(eqx.Module):
 class AbstractDAESolver(eqx.Module):
     r"""A one-step method for $M\ddot q + \Phi_q^T\lambda = Q$, $\Phi = 0$.
 
-    `init(system, t0, q0, v0)` builds the loop state (an `AbstractDAEState`) at `t0`;
+    `init(system, t0, q0, v0, Phi_q=None)` builds the loop state (an `AbstractDAEState`)
+    at `t0` (`Phi_q`: the constraint Jacobian at `q0`, when the caller has formed it);
     `step(system, t, h, state, healthy, coupled)` advances it by `h` and returns
     `(state, StepInfo)`. `order` is the convergence order the tests check.
 
@@ -60,8 +61,9 @@ class AbstractDAESolver(eqx.Module):
         """Whether, under `vmap`, a sample's result depends on the other samples'."""
 
     @abc.abstractmethod
-    def init(self, system, t0, q0, v0) -> AbstractDAEState:
-        """Loop state at `t0` (consistent accelerations and multipliers)."""
+    def init(self, system, t0, q0, v0, Phi_q=None) -> AbstractDAEState:
+        """Loop state at `t0` (consistent accelerations and multipliers); `Phi_q`, if
+        given, is $\\Phi_q(q_0, t_0)$, which the caller formed already."""
 
     @abc.abstractmethod
     def step(self, system, t, h, state, healthy=True, coupled=True) -> tuple[AbstractDAEState, StepInfo]:

@@ -69,9 +69,11 @@ class GAState(AbstractDAEState):
     kept: KeptMatrix | None = None
 
 
-def consistent_accelerations(system, q, v, t, least_squares: bool = False):
-    r"""Solve $[M\ \Phi_q^T; \Phi_q\ 0][\ddot q; \lambda] = [Q; \gamma]$ (index-1 form)."""
-    M, Phi_q = system.mass(q), system.constraints_q(q, t)
+def consistent_accelerations(system, q, v, t, least_squares: bool = False, Phi_q=None):
+    r"""Solve $[M\ \Phi_q^T; \Phi_q\ 0][\ddot q; \lambda] = [Q; \gamma]$ (index-1 form);
+    `Phi_q`: $\Phi_q(q, t)$ where the caller has it."""
+    M = system.mass(q)
+    Phi_q = system.constraints_q(q, t) if Phi_q is None else Phi_q
     m = Phi_q.shape[0]
     K = jnp.block([[M, Phi_q.T], [Phi_q, jnp.zeros((m, m), q.dtype)]])
     rhs = jnp.concatenate([system.forces(q, v, t), system.gamma(q, v, t)])
@@ -113,8 +115,8 @@ class GeneralizedAlpha(AbstractDAESolver):
       product. Convergence is then linear with the measured rate $\theta$, and the
       scaled error tested is $\max(1, \theta/(1-\theta))$ times the increment.
       Under `vmap` each sample keeps its own matrix and makes its own decisions; a
-      new matrix is formed for the batch when any sample asks for one and taken only
-      by the samples that asked, so a sample's iterates are those of its own run.
+      new matrix is formed by each sample that asks for one, on its own (the others
+      keep theirs), so a sample's iterates are those of its own run.
       `"full"` (`FullNewton`): a new matrix at every iteration (quadratic
       convergence). An `AbstractNewton` instance may be passed instead of a name.
       Results agree to the Newton tolerance, and gradients are the same (implicit
@@ -236,9 +238,10 @@ class GeneralizedAlpha(AbstractDAESolver):
         beta = 0.25 * (gamma + 0.5) ** 2
         return alpha_m, alpha_f, gamma, beta
 
-    def init(self, system, t0, q0, v0) -> GAState:
-        """State at `t0` with consistent accelerations and multipliers."""
-        qdd, lam = consistent_accelerations(system, q0, v0, t0, self.redundant)
+    def init(self, system, t0, q0, v0, Phi_q=None) -> GAState:
+        """State at `t0` with consistent accelerations and multipliers (`Phi_q`: the
+        constraint Jacobian at `q0`, if the caller has it)."""
+        qdd, lam = consistent_accelerations(system, q0, v0, t0, self.redundant, Phi_q)
         if self.corotate and (q0.shape[0] % 2 or lam.shape[0] % 2):
             raise ValueError(
                 "GeneralizedAlpha: `corotate=True` needs (x, y) pairs: an even number of coordinates "

@@ -15,8 +15,9 @@ It is a field of the solver, as diffrax makes its root finder one:
   the step's start for a matrix from an earlier step). An
   iteration with the kept matrix costs one residual and one matrix-vector product.
   Under `vmap` every sample keeps its own matrix and decides for itself: a new matrix
-  is formed for the batch when any sample asks for one, and only the samples that asked
-  take it, so a sample's iterates are those of its own run. With `shared=True` the
+  is formed by each sample that asks for one, on its own (`formed_where`), so a
+  sample's iterates are those of its own run and a batch pays for the matrices its
+  samples ask for, not for the whole batch whenever one of them asks. With `shared=True` the
   batch keeps one matrix (`GeneralizedAlpha(shared_matrix=True)`).
 
 Both take a per-sample `healthy` flag: a sample whose run has failed takes no
@@ -36,7 +37,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from . import _banded as banded, _dense as dense
-from ._batching import batch_any, max_abs, sum_last, update_where
+from ._batching import batch_any, formed_where, max_abs, sum_last, update_where
 
 # A kept matrix converges linearly: its iterate's error is about the estimate, where a
 # Newton step's is far below the increment it accepts. Velocity errors of h^-1 times that
@@ -312,8 +313,8 @@ class KeptNewton(AbstractNewton):
             if self.shared:  # one matrix for the batch: whoever asks, all take it
                 (matrix, ref), refreshed = update_where(need, make, x, (matrix, ref))
                 refreshed = jnp.broadcast_to(refreshed, it.shape)
-            else:  # formed for the batch if any sample asks; only those that asked take it
-                (matrix, ref), _ = update_where(need, lambda x: _select(need, make(x), (matrix, ref)), x, (matrix, ref))
+            else:  # formed by the samples that ask, each on its own
+                matrix, ref = formed_where(need, make, x, (matrix, ref))
                 refreshed = need
             factor, coord = matrix
             r = residual(x)
@@ -351,34 +352,6 @@ class KeptNewton(AbstractNewton):
             factor=matrix[0], coord=matrix[1], ref=ref, valid=jnp.maximum(kept.valid, njac > 0), kind=kept.kind
         )
         return x, NewtonResult(scalars[..., 1], scalars[..., 0], njac, kept)
-
-
-def _select(need, new, old):
-    """Per sample: `new` where `need`, else `old`. Called only inside a refresh branch
-    (so every sample of one run needs it): without `vmap` it is `new`, with no copy;
-    under `vmap` a select over the batch, paid only when a matrix is formed."""
-    leaves, tree = jax.tree_util.tree_flatten(new)
-    return jax.tree_util.tree_unflatten(tree, _select_leaves(need, leaves, jax.tree_util.tree_leaves(old)))
-
-
-@jax.custom_batching.custom_vmap
-def _select_leaves(need, new, old):
-    return new
-
-
-@_select_leaves.def_vmap
-def _select_leaves_vmap(axis_size, in_batched, need, new, old):
-    need_b, new_b, old_b = in_batched
-    out = []
-    for a, b, ab, bb in zip(new, old, new_b, old_b, strict=True):
-        if not (need_b or ab or bb):
-            out.append(a)
-            continue
-        a = a if ab else jnp.broadcast_to(a, (axis_size,) + a.shape)
-        b = b if bb else jnp.broadcast_to(b, (axis_size,) + b.shape)
-        flag = need if need_b else jnp.broadcast_to(need, (axis_size,))
-        out.append(jnp.where(flag.reshape((axis_size,) + (1,) * (a.ndim - 1)), a, b))
-    return out, [bool(need_b or ab or bb) for ab, bb in zip(new_b, old_b, strict=True)]
 
 
 def rotation(q_ref, q):

@@ -17,7 +17,7 @@ from .._checks import check_initial_state, check_outputs, check_simulate_argumen
 from .._diagnose import check_dae_start
 from .._structural import structural
 from ..results import RESULTS
-from ..system import CONSISTENT_MAX_ITER, System, _project, check_projection, velocity_residuals
+from ..system import CONSISTENT_MAX_ITER, System, check_projection, projection
 from ..trajectory import Trajectory, check_result
 from ._batching import batch_any
 from .base import AbstractDAESolver
@@ -158,10 +158,10 @@ _run_chunk = eqx.filter_jit(_advance)
 
 def _start(system, solver, q0, v0, t0, consistent: bool):
     """Projected initial state (with the projection's residuals) and the solver's state."""
-    res = (jnp.zeros((), q0.dtype), jnp.zeros((), q0.dtype))
-    if consistent:
-        q0, v0, *res = _project(system, q0, v0, t0, CONSISTENT_MAX_ITER)
-    return q0, v0, tuple(res), solver.init(system, t0, q0, v0)
+    if not consistent:
+        return q0, v0, (jnp.zeros((), q0.dtype),) * 2, solver.init(system, t0, q0, v0)
+    q0, v0, res_q, res_v, Phi_q = projection(system, q0, v0, t0, CONSISTENT_MAX_ITER)
+    return q0, v0, (res_q, res_v), solver.init(system, t0, q0, v0, Phi_q=Phi_q)
 
 
 def _assemble(system, q0, v0, init, fail, saves, t0, h, save_every: int, outputs):
@@ -241,9 +241,13 @@ def _chunked_run(system, solver, q0, v0, t0, h, nsave, save_every, consistent, c
 
 def _diagnostics(system, t, q, v):
     """Energy, position and velocity constraint residuals at each saved instant."""
+
+    def residuals(q, v, t):  # Phi and its time derivative from one JVP (one trace)
+        Phi, Phi_dot = jax.jvp(system.constraints, (q, t), (v, jnp.ones_like(t)))
+        return largest_abs(Phi), largest_abs(jnp.concatenate([Phi_dot, system.nonholonomic(q, v, t)]))
+
     e = jax.vmap(system.energy)(q, v, t)
-    res_q = jax.vmap(lambda qq, tt: largest_abs(system.constraints(qq, tt)))(q, t)
-    res_v = jax.vmap(lambda qq, vv, tt: largest_abs(velocity_residuals(system, qq, vv, tt)))(q, v, t)
+    res_q, res_v = jax.vmap(residuals)(q, v, t.astype(q.dtype))
     return e, res_q, res_v
 
 
