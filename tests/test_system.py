@@ -39,6 +39,28 @@ def test_gamma_is_second_time_derivative_of_constraints(crank):
     assert np.allclose(d1, system.constraint_velocity(q, v, jnp.asarray(t0)), atol=1e-7)
 
 
+def test_linearized_constraints_and_the_projection_jacobian(crank):
+    """`linearized_constraints` (one batch of JVPs) gives Phi, Phi_q and Phi_t: Phi_t
+    against a central difference in t on the driven crank; `projection` hands over
+    Phi_q at the point it projected to."""
+    from flexjax.system import linearized_constraints, projection
+
+    system, q0, v0 = crank
+    rng = np.random.default_rng(2)
+    q, v, t = q0 + 0.01 * rng.standard_normal(11), rng.standard_normal(11), 0.3
+    Phi, J, Phi_t = jax.jit(lambda q: linearized_constraints(system, q, t))(q)
+    np.testing.assert_allclose(Phi, system.constraints(q, t), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(J, system.constraints_q(q, t), rtol=0, atol=1e-14)
+    h = 1e-5
+    fd = (system.constraints(q, t + h) - system.constraints(q, t - h)) / (2 * h)
+    assert np.max(np.abs(fd)) > 1.0  # the driver moves with t
+    np.testing.assert_allclose(Phi_t, fd, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(J @ v + Phi_t, system.constraint_velocity(q, v, jnp.asarray(t)), rtol=0, atol=1e-13)
+    qp, vp, res_q, res_v, Jp = jax.jit(lambda q, v: projection(system, q, v, jnp.asarray(t), 20))(q, v)
+    assert float(res_q) < 1e-12 and float(res_v) < 1e-10  # CONSISTENT_TOL
+    np.testing.assert_allclose(Jp, system.constraints_q(qp, t), rtol=0, atol=1e-14)
+
+
 def test_spring_damper_force_is_minus_potential_gradient_plus_damping():
     bars = [fj.RigidBar2D(1.0, 1.0), fj.RigidBar2D(2.0, 0.5)]
     k, c, l0 = 30.0, 2.0, 0.4
