@@ -85,7 +85,7 @@ def formed_where(need, make, x, old):
     whole batch every time one of them does; the others keep `old`. For the Newton
     matrices of a batch (`newton.KeptNewton`): each sample forms its matrix when its
     own convergence asks for one, so batched samples rarely ask together."""
-    flat, consts = hoisted(lambda x: make(x), x)
+    flat, consts = hoisted(make, x)
 
     @jax.custom_batching.custom_vmap
     def call(need, x, old, consts):
