@@ -22,6 +22,7 @@ differentiated (kept Newton matrices).
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.linalg as jsl
 
 UNROLL_MAX = 32  # columns: a static loop lets XLA fuse across columns; bounded for compile time
 
@@ -105,15 +106,11 @@ def _one_at_a_time(f, xs):
 def lu_factor(A):
     """`jax.scipy.linalg.lu_factor(A)` of one square matrix; under `vmap` one LAPACK call
     per sample (`_one_at_a_time`)."""
-    import jax.scipy.linalg as jsl
-
     return jsl.lu_factor(A)
 
 
 @lu_factor.def_vmap
 def _lu_factor_vmap(axis_size, in_batched, A):
-    import jax.scipy.linalg as jsl
-
     if not in_batched[0] or jax.default_backend() != "cpu":
         return jsl.lu_factor(A), (in_batched[0], in_batched[0])
     return _one_at_a_time(jsl.lu_factor, A), (True, True)
