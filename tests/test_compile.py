@@ -178,3 +178,74 @@ def test_cache_switch_and_user_folder(monkeypatch, tmp_path):
     configured = jax.config.jax_compilation_cache_dir
     if configured:  # a folder configured for JAX itself (here: by the import) is left as it is
         assert _cache.enable_persistent_cache() == _cache.pathlib.Path(configured)
+
+
+REQUEST, HIT = "/jax/compilation_cache/compile_requests_use_cache", "/jax/compilation_cache/cache_hits"
+
+
+def _flfj(k=1.0):
+    """The FLFJ arm (a `ModalHubBeam`) under PD control of its hub along a ramp."""
+    from flexjax.control.pd import PD, CoordinateControl
+    from flexjax.control.references import Ramp
+    from flexjax.models.flfj_arm import KD, flfj_arm
+
+    return fj.System([flfj_arm(k)], [], [CoordinateControl(0, 0, PD(0.6, KD, Ramp(1.0, 1.0)))])
+
+
+def _cleared_call(fn):
+    """`fn()` after clearing the in-memory caches; returns its value, the number of
+    programs it asked the persistent cache for and the number found there."""
+    jax.clear_caches()
+    events = []
+    listener = lambda event, **kw: events.append(event)
+    jax.monitoring.register_event_listener(listener)
+    try:
+        value = np.asarray(fn())
+    finally:
+        jax.monitoring.unregister_event_listener(listener)
+    return value, events.count(REQUEST), events.count(HIT)
+
+
+@pytest.mark.parametrize("run", ["ode_adaptive", "ode_fixed_step", "generalized_alpha"])
+def test_ode_and_modal_beam_programs_are_kept_by_the_persistent_cache(tmp_path, run):
+    """diffrax's checks of the save times and of dt0 and the `ModalHubBeam` roots check
+    are host callbacks inside a program, and JAX never caches such a program; made in
+    Python before compiling, they leave the program, which a cleared process then loads."""
+    system = _flfj()
+    z = jnp.zeros(system.nq)
+    calls = {
+        "ode_adaptive": lambda: fj.simulate_ode(system, z, z, 0.02, ts=jnp.linspace(0.0, 0.02, 5)).q,
+        "ode_fixed_step": lambda: fj.simulate_ode(system, z, z, 0.02, rtol=None, dt0=1e-3).q,
+        "generalized_alpha": lambda: fj.simulate(system, z, z, 0.02, 1e-3, save_every=10).q,
+    }
+    with cache_folder(tmp_path):
+        first, asked, found = _cleared_call(calls[run])
+        assert asked > found  # compiled here
+        again, asked, found = _cleared_call(calls[run])
+    assert asked >= 1 and found == asked and np.array_equal(again, first)
+    assert np.all(np.abs(first[-1]) > 0)  # the controller turned the hub and bent the beam
+
+
+def test_checks_left_out_of_checked_programs_stay_in_traced_ones():
+    """Stale modal roots raise before compiling; after checked runs of the same shapes
+    (programs without the checks), a beam edited and save times passed inside `jit` are
+    still checked inside the program."""
+    import equinox as eqx
+
+    good = _flfj()
+    stale = eqx.tree_at(lambda s: s.bodies[0].k, good, jnp.asarray(2.0, float))
+    z = jnp.zeros(good.nq)
+    with pytest.raises(ValueError, match="cached roots"):
+        fj.simulate_ode(stale, z, z, 0.02)
+    with pytest.raises(ValueError, match="cached roots"):
+        fj.simulate(stale, z, z, 0.02, 1e-3)
+    fj.simulate_ode(good, z, z, 0.02, ts=jnp.linspace(0.0, 0.02, 3))  # checked programs first
+    fj.simulate(good, z, z, 0.02, 1e-3)
+    edit = lambda k: eqx.tree_at(lambda s: s.bodies[0].k, _flfj(), k)
+    with pytest.raises(Exception, match="cached roots"):
+        jax.block_until_ready(jax.jit(lambda k: fj.simulate_ode(edit(k), z, z, 0.02).q)(2.0))
+    with pytest.raises(Exception, match="cached roots"):
+        jax.block_until_ready(jax.jit(lambda k: fj.simulate(edit(k), z, z, 0.02, 1e-3).q)(2.0))
+    late = jnp.array([0.0, 0.01, 0.03])  # beyond t1
+    with pytest.raises(Exception, match="saveat.ts must lie between"):
+        jax.block_until_ready(jax.jit(lambda ts: fj.simulate_ode(good, z, z, 0.02, ts=ts).q)(late))

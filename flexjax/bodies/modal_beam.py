@@ -52,9 +52,13 @@ respect to the leaves of a built body (`eqx.filter_grad`), are exact. Changing `
 `ei` or `length` with `eqx.tree_at` makes the cache stale: `roots()` checks the
 residual of eq. 32 and raises (under jit too); build a new body instead. `rho_a`, `ea`,
 `hub_inertia`, `c` and the damping coefficients enter only as factors and may be
-changed freely.
+changed freely. Inside a compiled program the check is an `eqx.error_if` host callback,
+which keeps the program out of JAX's persistent compilation cache; `simulate` and
+`simulate_ode` therefore check the beams of a model with concrete leaves in Python
+before compiling (`with_roots_checked`) and compile the check out of that program.
 """
 
+import copy
 from typing import ClassVar, Literal
 
 import equinox as eqx
@@ -126,6 +130,32 @@ _STALE = (
 )
 
 
+@eqx.filter_jit
+def _stale(beam) -> Array:
+    return beam._checked_roots()[1]
+
+
+def with_roots_checked(system):
+    """`system` with the cached roots of each `ModalHubBeam` of concrete leaves checked
+    in Python (stale roots raise `ValueError`) and that beam marked `roots_checked`, so
+    that the program compiled for it leaves the in-program check (a host callback) out.
+    The mark is a static field: such a program is never reused for an unchecked beam."""
+    bodies = []
+    for body in system.bodies:
+        leaves = jax.tree_util.tree_leaves(eqx.filter(body, eqx.is_array))
+        if isinstance(body, ModalHubBeam) and not body.roots_checked and all(map(is_concrete, leaves)):
+            with jax.ensure_compile_time_eval():  # numbers, also inside a caller's jit
+                stale = bool(_stale(body))
+            if stale:
+                raise ValueError(_STALE + ".")
+            body = copy.copy(body)
+            object.__setattr__(body, "roots_checked", True)  # a static field: no tree_at
+        bodies.append(body)
+    if all(b is c for b, c in zip(bodies, system.bodies, strict=True)):
+        return system
+    return eqx.tree_at(lambda s: s.bodies, system, tuple(bodies))
+
+
 def _rot(theta):
     c, s = jnp.cos(theta), jnp.sin(theta)
     return jnp.stack([jnp.stack([c, -s]), jnp.stack([s, c])])
@@ -151,6 +181,8 @@ class ModalHubBeam(AbstractBody):
     root: str = eqx.field(static=True)
     kinetic: str = eqx.field(static=True)
     ncoords: int = eqx.field(static=True)
+    # set by `simulate`/`simulate_ode` on their copy of a beam whose roots they checked
+    roots_checked: bool = eqx.field(static=True, default=False)
     dim: ClassVar[int] = 2
     point_size: ClassVar[int] = 1
     nconstraints: ClassVar[int] = 0
@@ -261,7 +293,7 @@ class ModalHubBeam(AbstractBody):
         new `ModalHubBeam` instead, inside the function you differentiate or vmap.
         """
         g, stale = self._checked_roots()
-        return eqx.error_if(g, stale, _STALE)
+        return g if self.roots_checked else eqx.error_if(g, stale, _STALE)
 
     def frequencies(self) -> Float[Array, " n2"]:
         r"""Transverse natural frequencies (Hz) of the beam with the hub held (seed eq. 34)."""
@@ -292,7 +324,8 @@ class ModalHubBeam(AbstractBody):
         l = self.length
         gamma, stale = self._checked_roots()
         # the check must sit on values the dynamics use, or jit drops it
-        sh = eqx.error_if(cached_shape_tables(self._order(), self.shapes, gamma), stale, _STALE)
+        sh = cached_shape_tables(self._order(), self.shapes, gamma)
+        sh = sh if self.roots_checked else eqx.error_if(sh, stale, _STALE)
         s, w = self._nodes()
         return HubBeamTables(
             gamma=gamma,

@@ -16,6 +16,7 @@ import numpy as np
 from .._checks import check_initial_state, check_outputs, check_simulate_arguments, is_concrete
 from .._diagnose import check_dae_start
 from .._structural import structural
+from ..bodies.modal_beam import with_roots_checked
 from ..results import RESULTS
 from ..system import CONSISTENT_MAX_ITER, System, check_projection, projection
 from ..trajectory import Trajectory, check_result
@@ -327,12 +328,15 @@ def simulate(
     q0, v0 = check_initial_state("simulate", system.nq, q0, v0)
     check_outputs("simulate", outputs)
     system, outputs = structural((system, outputs))  # equal models share compiled programs
+    system = with_roots_checked(system)  # here, not in the program (a host callback)
     check_dae_start(system, solver, q0, v0, t0, consistent)  # redundant constraints, repaired or bad start
     t0a, h = jnp.asarray(t0, float), jnp.asarray(dt, float)
     checkpoint = _use_checkpoint(checkpoint, n, system) and _may_be_differentiated((system, solver, q0, v0, outputs))
-    run = _chunked_run if progress else _whole_run
     args = (system, solver, q0, v0, t0a, h, n // save_every, save_every, consistent, checkpoint, outputs)
-    traj, res = run(*args, n) if progress else run(*args)
+    if progress:
+        traj, res = _chunked_run(*args, n)
+    else:
+        traj, res = _whole_run(*args)
     if consistent:
         traj = check_projection(traj, *res)
     return check_result(traj, system) if throw else traj

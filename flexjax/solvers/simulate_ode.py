@@ -1,16 +1,19 @@
 r"""Adaptive integration of the ODE forms (`Baumgarte`, `UdwadiaKalaba`) with diffrax."""
 
+import contextlib
 import math
 
 import diffrax
 import equinox as eqx
+import equinox.internal as eqxi
 import jax
 import jax.numpy as jnp
 import optimistix as optx
 
-from .._checks import check_initial_state, check_ode_arguments, check_output_size, check_outputs
+from .._checks import check_initial_state, check_ode_arguments, check_output_size, check_outputs, is_concrete
 from .._diagnose import check_start
 from .._structural import structural
+from ..bodies.modal_beam import with_roots_checked
 from ..results import RESULTS
 from ..system import CONSISTENT_MAX_ITER, System, _project, check_projection
 from ..trajectory import Trajectory, check_result
@@ -19,15 +22,68 @@ from .simulate import _diagnostics
 
 
 def _vector_field(t, y, args):
-    system, form = args
+    system, form, _ = args  # the third: `checked`, see `_integrate`
     q, v = y
     qdd, _ = form.acceleration(system, q, v, t)
     return v, qdd
 
 
+# the messages of diffrax's checks of the save times and of dt0, which
+# `check_ode_arguments` makes in Python on concrete arguments
+_DIFFRAX_CHECKS = ("saveat.ts must", "Must have (t1 - t0) * dt0 >= 0")
+
+
+@contextlib.contextmanager
+def _diffrax_checks_compiled_out(checked: bool):
+    """Trace diffrax without its checks of the save times and of `dt0` when `checked`.
+
+    diffrax makes them with `eqx.error_if` on the (traced) times: a host callback, and JAX
+    never writes a program with one to its persistent compilation cache. `checked` is a
+    static argument of `_solve`, true only when `check_ode_arguments` has made the same
+    checks in Python on concrete values. (`equinox.internal.error_if`, which diffrax
+    calls, is replaced for the duration of the trace; other checks pass through.)"""
+    if not checked:
+        yield
+        return
+    original = eqxi.error_if
+
+    def error_if(x, pred, msg, *args, **kwargs):
+        if isinstance(msg, str) and msg.startswith(_DIFFRAX_CHECKS):
+            return x
+        return original(x, pred, msg, *args, **kwargs)
+
+    eqxi.error_if = error_if
+    try:
+        yield
+    finally:
+        eqxi.error_if = original
+
+
 @eqx.filter_jit
-def _solve(
-    system, form, solver, q0, v0, t0, t1, ts, dt0, controller, max_steps, event_fn, adjoint, outputs, consistent
+def _solve(checked: bool, *args):
+    """`_integrate` compiled. `checked` (static): the times were checked in Python
+    before compiling, and the program leaves diffrax's checks of them out."""
+    with _diffrax_checks_compiled_out(checked):
+        return _integrate(checked, *args)
+
+
+def _integrate(
+    checked,
+    system,
+    form,
+    solver,
+    q0,
+    v0,
+    t0,
+    t1,
+    ts,
+    dt0,
+    controller,
+    max_steps,
+    event_fn,
+    adjoint,
+    outputs,
+    consistent,
 ):
     res = (jnp.zeros((), q0.dtype), jnp.zeros((), q0.dtype))
     if consistent:  # projection in the same compiled program (System.consistent_state)
@@ -45,7 +101,9 @@ def _solve(
         t1,
         dt0,
         (q0, v0),
-        args=(system, form),
+        # `checked` (static) in diffrax's arguments: its jitted `diffeqsolve` keeps the
+        # traces with and without its checks apart
+        args=(system, form, checked),
         saveat=diffrax.SaveAt(subs=[diffrax.SubSaveAt(ts=ts), diffrax.SubSaveAt(t1=True)]),
         stepsize_controller=controller,
         max_steps=max_steps,
@@ -146,6 +204,7 @@ def simulate_ode(
     q0, v0 = check_initial_state("simulate_ode", system.nq, q0, v0)
     check_outputs("simulate_ode", outputs)
     system, form, event, outputs = structural((system, form, event, outputs))  # equal models share programs
+    system = with_roots_checked(system)  # here, not in the program (a host callback)
     if rtol is None and dt0 is None:
         raise ValueError("simulate_ode: fixed-step integration (rtol=None) needs dt0.")
     ts = check_ode_arguments("simulate_ode", system, t0, t1, ts, dt0, rtol, atol, max_steps)
@@ -160,6 +219,8 @@ def simulate_ode(
         need_full_rank=isinstance(form, Baumgarte),
         remedy="Use form=UdwadiaKalaba(...), which handles redundant constraints.",
     )
+    # times checked in Python when concrete (check_ode_arguments): then not in the program
+    checked = all(is_concrete(x) for x in (t0, t1, ts, dt0))
     ts = jnp.linspace(t0, t1, 201) if ts is None else ts
     if rtol is None:
         controller = diffrax.ConstantStepSize()
@@ -174,6 +235,7 @@ def simulate_ode(
         adjoint = diffrax.RecursiveCheckpointAdjoint(checkpoints=max(nsteps, 1) + 1)
     adjoint = diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint
     traj, res = _solve(
+        checked,
         system,
         form,
         solver,
