@@ -142,8 +142,7 @@ def with_roots_checked(system):
     The mark is a static field: such a program is never reused for an unchecked beam."""
     bodies = []
     for body in system.bodies:
-        leaves = jax.tree_util.tree_leaves(eqx.filter(body, eqx.is_array))
-        if isinstance(body, ModalHubBeam) and not body.roots_checked and all(map(is_concrete, leaves)):
+        if isinstance(body, ModalHubBeam) and not body.roots_checked and body._concrete():
             with jax.ensure_compile_time_eval():  # numbers, also inside a caller's jit
                 stale = bool(_stale(body))
             if stale:
@@ -283,6 +282,14 @@ class ModalHubBeam(AbstractBody):
         g, residual = refine_roots(self.gamma, self._kappa())
         return g, jnp.any(jnp.abs(residual) > 1e-8)
 
+    def _unless_checked(self, x, stale):
+        """`x`, raising (`eqx.error_if`) for stale roots unless they were checked before
+        compiling (`with_roots_checked`)."""
+        return x if self.roots_checked else eqx.error_if(x, stale, _STALE)
+
+    def _concrete(self) -> bool:
+        return all(map(is_concrete, jax.tree_util.tree_leaves(eqx.filter(self, eqx.is_array))))
+
     def roots(self) -> Float[Array, " n2"]:
         r"""Transverse roots $\gamma_i = \beta_i l$ (seed eq. 32; cantilever for a clamped root).
 
@@ -293,7 +300,7 @@ class ModalHubBeam(AbstractBody):
         new `ModalHubBeam` instead, inside the function you differentiate or vmap.
         """
         g, stale = self._checked_roots()
-        return g if self.roots_checked else eqx.error_if(g, stale, _STALE)
+        return self._unless_checked(g, stale)
 
     def frequencies(self) -> Float[Array, " n2"]:
         r"""Transverse natural frequencies (Hz) of the beam with the hub held (seed eq. 34)."""
@@ -324,8 +331,7 @@ class ModalHubBeam(AbstractBody):
         l = self.length
         gamma, stale = self._checked_roots()
         # the check must sit on values the dynamics use, or jit drops it
-        sh = cached_shape_tables(self._order(), self.shapes, gamma)
-        sh = sh if self.roots_checked else eqx.error_if(sh, stale, _STALE)
+        sh = self._unless_checked(cached_shape_tables(self._order(), self.shapes, gamma), stale)
         s, w = self._nodes()
         return HubBeamTables(
             gamma=gamma,

@@ -22,7 +22,7 @@ from .simulate import _diagnostics
 
 
 def _vector_field(t, y, args):
-    system, form, _ = args  # the third: `checked`, see `_integrate`
+    system, form, _ = args  # the third: `checked`, see `_solve`
     q, v = y
     qdd, _ = form.acceleration(system, q, v, t)
     return v, qdd
@@ -60,14 +60,7 @@ def _diffrax_checks_compiled_out(checked: bool):
 
 
 @eqx.filter_jit
-def _solve(checked: bool, *args):
-    """`_integrate` compiled. `checked` (static): the times were checked in Python
-    before compiling, and the program leaves diffrax's checks of them out."""
-    with _diffrax_checks_compiled_out(checked):
-        return _integrate(checked, *args)
-
-
-def _integrate(
+def _solve(
     checked,
     system,
     form,
@@ -85,6 +78,8 @@ def _integrate(
     outputs,
     consistent,
 ):
+    """The run as one program. `checked` (static): the times were checked in Python
+    before compiling, and diffrax is traced without its checks of them."""
     res = (jnp.zeros((), q0.dtype), jnp.zeros((), q0.dtype))
     if consistent:  # projection in the same compiled program (System.consistent_state)
         q0, v0, *res = _project(system, q0, v0, t0, CONSISTENT_MAX_ITER)
@@ -94,23 +89,24 @@ def _integrate(
             cond_fn=lambda t, y, args, **kw: event_fn(t, y[0], y[1], args[0]),
             root_finder=optx.Newton(rtol=1e-12, atol=1e-12),
         )
-    sol = diffrax.diffeqsolve(
-        diffrax.ODETerm(_vector_field),
-        solver,
-        t0,
-        t1,
-        dt0,
-        (q0, v0),
-        # `checked` (static) in diffrax's arguments: its jitted `diffeqsolve` keeps the
-        # traces with and without its checks apart
-        args=(system, form, checked),
-        saveat=diffrax.SaveAt(subs=[diffrax.SubSaveAt(ts=ts), diffrax.SubSaveAt(t1=True)]),
-        stepsize_controller=controller,
-        max_steps=max_steps,
-        event=event,
-        adjoint=adjoint,
-        throw=False,
-    )
+    with _diffrax_checks_compiled_out(checked):
+        sol = diffrax.diffeqsolve(
+            diffrax.ODETerm(_vector_field),
+            solver,
+            t0,
+            t1,
+            dt0,
+            (q0, v0),
+            # `checked` (static) in diffrax's arguments: its jitted `diffeqsolve` keeps the
+            # traces with and without its checks apart
+            args=(system, form, checked),
+            saveat=diffrax.SaveAt(subs=[diffrax.SubSaveAt(ts=ts), diffrax.SubSaveAt(t1=True)]),
+            stepsize_controller=controller,
+            max_steps=max_steps,
+            event=event,
+            adjoint=adjoint,
+            throw=False,
+        )
     (q, v), t_saved, t_end = sol.ys[0], sol.ts[0], sol.ts[1][0]  # t_end: final or event time
     ok = (sol.result == diffrax.RESULTS.successful) | (sol.result == diffrax.RESULTS.event_occurred)
     # a fixed-step run never rejects a step: a diverged (NaN) state still ends "successfully"
