@@ -10,6 +10,11 @@ the same code on the same values: the same code object, equal defaults, equal
 closure contents and equal values of the globals the code reads. Arrays compare by
 shape, dtype and value; tracers and objects without value equality by identity, so
 two functions that might compute different things never share a program.
+
+A Python `float` leaf (a parameter set with `eqx.tree_at(..., 0.8)`, which bypasses the
+field converters) would be a static argument of `eqx.filter_jit`: every new value a
+new program. `structural` makes such leaves float64 arrays, so they are traced like
+every other parameter.
 """
 
 import functools
@@ -17,6 +22,7 @@ import hashlib
 import types
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis))
@@ -137,10 +143,13 @@ class StructuralFunction:
 def _wrap(x):
     if isinstance(x, (types.FunctionType, functools.partial)):
         return StructuralFunction(x)
+    if type(x) is float:  # not bool or int: those may be counts or switches
+        return jnp.asarray(x, dtype=float)
     return x
 
 
 def structural(tree):
-    """`tree` with every plain-function leaf wrapped in a `StructuralFunction`, so that
-    equal models built twice share their compiled programs."""
+    """`tree` with every plain-function leaf wrapped in a `StructuralFunction` and every
+    Python `float` leaf made an array, so that equal models built twice, or with other
+    parameter values, share their compiled programs."""
     return jax.tree_util.tree_map(_wrap, tree)

@@ -5,6 +5,7 @@ compiled programs again, keeps models apart and never uses a damaged entry."""
 import contextlib
 import warnings
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -56,6 +57,28 @@ def test_rebuilt_model_and_new_parameters_do_not_recompile(reference):
     np.testing.assert_array_equal(np.asarray(again.q), np.asarray(reference.q))
     # the parameter is a leaf, not a constant of the program: a different answer
     assert float(jnp.max(jnp.abs(faster.q[-1] - reference.q[-1]))) > 1e-4
+
+
+def test_float_parameters_set_with_tree_at_do_not_recompile(reference):
+    """`eqx.tree_at` bypasses the field converters, so a parameter set to a Python float
+    would be a static argument of `eqx.filter_jit` (one compile per value); the entry
+    points make such leaves arrays."""
+    rod = lambda youngs: eqx.tree_at(lambda s: s.bodies[1].youngs, _crank(), youngs)
+    with count_traces() as traces:
+        same = _tip(rod(2.1e11))  # the reference's modulus, as a Python float
+        soft = _tip(rod(2.1e7))
+    assert traces == []
+    np.testing.assert_array_equal(np.asarray(same.q), np.asarray(reference.q))
+    assert float(jnp.max(jnp.abs(soft.q[-1] - reference.q[-1]))) > 1e-6  # a softer rod
+    # the same for `modes`: a clamped two-element cantilever, f ~ sqrt(E)
+    beam = fj.AncfBeam2D(1.0, 7800.0, 1e-4, 1e-8 / 12, 2e11, 2)
+    cantilever = lambda youngs: fj.System([eqx.tree_at(lambda b: b.youngs, beam, youngs)], [fj.AncfClamp(0, 0)])
+    q = beam.straight_coordinates()
+    f1 = fj.modes(cantilever(2e11), q, n=1).frequencies[0]
+    with count_traces() as traces:
+        f2 = fj.modes(cantilever(8e11), q, n=1).frequencies[0]
+    assert traces == []
+    assert float(f2) == pytest.approx(2 * float(f1), rel=1e-12)
 
 
 def test_other_structure_or_other_closure_value_compiles_anew(reference):

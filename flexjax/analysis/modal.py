@@ -26,6 +26,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from .._checks import is_concrete
+from .._structural import structural
 from ..system import System, _min_norm_step
 
 RIGID_TOL = 1e-11  # |omega^2| below this fraction of the largest |omega^2| counts as a rigid-body mode
@@ -134,6 +135,7 @@ def modes(system: System, q, t=0.0, v=None, n: int | None = None, *, rigid_tol: 
     """
     if not isinstance(system, System):
         raise ValueError(f"modes: `system` must be a System, got {type(system).__name__}.")
+    system = structural(system)  # equal models and other parameter values share programs
     if system.velocity_constraints:
         raise NotImplementedError("modes: systems with velocity-level (nonholonomic) constraints are not supported.")
     q = jnp.asarray(q, float)
