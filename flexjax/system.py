@@ -26,6 +26,11 @@ class InconsistentInitialConditions(ValueError):
     """The initial state could not be projected onto the constraint manifold."""
 
 
+# Largest nq for which a constant mass matrix is formed once and applied as one dense
+# product in the Newton iterations (`System._with_dense_mass`): below it the per-body
+# products cost more in kernel launches than the dense product in arithmetic (on CPU
+# the two break even near nq = 100 for an ANCF chain; docs/core.md)
+DENSE_MASS_MAX = 64
 CONSISTENT_TOL = 1e-10  # largest accepted |Phi| and |Phi_q v + Phi_t| after projection
 CONSISTENT_MAX_ITER = 50  # Gauss-Newton iterations of the position projection
 _INCONSISTENT = (
@@ -56,10 +61,12 @@ class System(eqx.Module):
     velocity_constraints: tuple[AbstractVelocityConstraint, ...]
     offsets: tuple[int, ...] = eqx.field(static=True)
     force_bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+    dense_mass: Float[Array, "nq nq"] | None  # set only by `_with_dense_mass`
 
     def __init__(self, bodies, joints=(), force_elements=(), velocity_constraints=()):
         self.bodies, self.joints, self.force_elements = tuple(bodies), tuple(joints), tuple(force_elements)
         self.velocity_constraints = tuple(velocity_constraints)
+        self.dense_mass = None
         if not self.bodies:
             raise ValueError("System: needs at least one body.")
         for i, b in enumerate(self.bodies):
@@ -198,6 +205,8 @@ class System(eqx.Module):
     def mass(self, q: Float[Array, " nq"]) -> Float[Array, "nq nq"]:
         """Mass matrix $M(q)$ (block diagonal over bodies)."""
         self._check_q(q)
+        if self.dense_mass is not None:
+            return self.dense_mass
         return jax.scipy.linalg.block_diag(*self._per_body(lambda b, qb: b.mass_matrix(qb), q))
 
     def mass_product(self, q: Float[Array, " nq"], a: Float[Array, " nq"]) -> Float[Array, " nq"]:
@@ -205,7 +214,23 @@ class System(eqx.Module):
         linear in the number of elements for meshed beams."""
         self._check_q(q)
         self._check_q(a)
+        if self.dense_mass is not None:
+            return self.dense_mass @ a
         return jnp.concatenate(self._per_body(lambda b, qb, ab: b.mass_product(qb, ab), q, a))
+
+    def _with_dense_mass(self) -> "System":
+        """The system with its mass matrix formed once, for `mass` and `mass_product` to
+        use (one dense product instead of one kernel chain per body), where every body's
+        mass matrix is constant (`AbstractBody.constant_mass`) and `nq <= DENSE_MASS_MAX`;
+        otherwise the system itself. Formed from the system's own parameters, so it
+        differentiates and batches like them; the solvers apply it inside their programs
+        and never hand the copy back (an edited parameter would not update it)."""
+        if self.dense_mass is not None or self.nq > DENSE_MASS_MAX:
+            return self
+        if not all(b.constant_mass for b in self.bodies):
+            return self
+        M = self.mass(jnp.zeros((self.nq,), float))
+        return eqx.tree_at(lambda s: s.dense_mass, self, M, is_leaf=lambda x: x is None)
 
     def forces(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: Scalar) -> Float[Array, " nq"]:
         """Generalized forces $Q(q, \\dot q, t)$: body internal forces plus force elements."""

@@ -10,6 +10,7 @@ import pytest
 
 import flexjax as fj
 from flexjax.bodies import ModalHubBeam
+from flexjax.system import DENSE_MASS_MAX
 
 BEAM2D = dict(length=1.2, rho=5540.0, area=0.0018, second_moment=1.215e-8, youngs=0.7e6)
 SECTION = fj.RectangularSection(0.02, 0.01)
@@ -137,3 +138,72 @@ def test_vmap_over_rho_and_vectors_matches_loop(make):
     assert _rel(batched, loop) < 1e-14
     shared = jax.vmap(product, (0, None))(rhos, A[0])  # one vector, batched parameters
     assert _rel(shared, jnp.stack([product(r, A[0]) for r in rhos])) < 1e-14
+
+
+CONSTANT_MASS_BODIES = [
+    fj.RigidBody2D(1.5, 0.02),
+    fj.RigidBar2D(0.7, 0.4),
+    fj.RigidBody3D(2.0, ((0.1, 0.01, 0.0), (0.01, 0.2, 0.0), (0.0, 0.0, 0.3))),
+    fj.PointMass(0.3, dim=3),
+    beam2d(3),
+    beam3d(2),
+]
+
+
+@pytest.mark.parametrize("body", CONSTANT_MASS_BODIES, ids=lambda b: type(b).__name__)
+def test_bodies_marked_constant_mass_have_a_mass_matrix_independent_of_q(body):
+    assert body.constant_mass
+    np.testing.assert_array_equal(
+        body.mass_matrix(_random(body.ncoords, 11)), body.mass_matrix(jnp.zeros(body.ncoords))
+    )
+
+
+def test_modal_beam_is_not_marked_constant_mass():
+    body = ModalHubBeam(0.002, 1.0, 0.0247, 6.5e5, 0.16, k=1.0, n_axial=1, n_transverse=3)
+    assert not body.constant_mass
+    assert _rel(body.mass_matrix(0.3 * _random(body.ncoords, 12)), body.mass_matrix(jnp.zeros(body.ncoords))) > 1e-3
+
+
+def test_dense_mass_equals_the_body_by_body_product(system):
+    """`System._with_dense_mass` (M formed once, one dense product) against the plain
+    path; it applies only when every body's mass is constant and nq is small."""
+    constant = fj.System([b for b in system.bodies if b.constant_mass], [], [])
+    dense = constant._with_dense_mass()
+    assert dense.dense_mass is not None and constant.dense_mass is None
+    q, a = 0.1 * _random(constant.nq, 3), _random(constant.nq, 4)
+    assert _rel(dense.mass_product(q, a), constant.mass_product(q, a)) < 1e-14
+    np.testing.assert_array_equal(dense.mass(q), constant.mass(q))
+    # a modal beam's mass depends on q; a long beam is cheaper body by body
+    assert system._with_dense_mass() is system
+    long = fj.System([beam2d(16)], [], [])
+    assert long.nq > DENSE_MASS_MAX and long._with_dense_mass() is long
+
+
+def _slider_x(slider_mass, run=None):
+    from flexjax.models.flexible_slider_crank import flexible_slider_crank, flexible_slider_crank_state
+
+    system = flexible_slider_crank(n_elements=2, slider_mass=slider_mass)
+    q0, v0 = flexible_slider_crank_state(system)
+    return fj.simulate(system, q0, v0, 0.005, 1e-4, save_every=50).q[-1, -2]
+
+
+def test_single_runs_use_the_dense_mass_batches_the_body_products():
+    """A single slider-crank run takes the dense product, a batch of one the per-body
+    products: the same trajectory to the Newton tolerance; the gradient with respect
+    to the slider's mass (which enters only through the formed matrix) matches a
+    central difference."""
+    from flexjax.solvers.simulate import _batched
+
+    seen = []
+    jax.vmap(lambda m: seen.append(_batched(m)) or m)(jnp.ones(2))
+    jax.grad(lambda m: seen.append(_batched(m)) or m)(1.0)
+    jax.vmap(jax.grad(lambda m: seen.append(_batched(m)) or m))(jnp.ones(2))
+    assert seen == [True, False, True]
+    single = jax.jit(_slider_x)(0.5)
+    batch = jax.vmap(_slider_x)(jnp.array([0.5]))[0]
+    assert float(single) == pytest.approx(float(batch), abs=1e-12)
+    g = jax.jit(jax.grad(_slider_x))(0.5)
+    f = jax.jit(_slider_x)
+    fd = (f(0.5 + 1e-4) - f(0.5 - 1e-4)) / 2e-4
+    assert float(g) == pytest.approx(float(fd), rel=1e-5)
+    assert abs(float(g)) > 1e-6  # the slider's mass does change the run

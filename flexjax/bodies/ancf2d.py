@@ -128,6 +128,7 @@ class AncfBeam2D(AbstractBody):
     # element e couples nodes e and e+1, q_b[4e:4e+8]: mass, elastic force, points (linear
     # in q) and `axes` (node 0) respect it
     coupling: ClassVar[ElementChain] = ElementChain(stride=4, width=8)
+    constant_mass: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -189,6 +189,7 @@ class AncfBeam3D(AbstractBody):
     # element e couples nodes e and e+1, q_b[12e:12e+24]: mass, elastic force, points (linear
     # in q) and `axes` (node 0) respect it
     coupling: ClassVar[ElementChain] = ElementChain(stride=12, width=24)
+    constant_mass: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -49,6 +49,9 @@ class AbstractBody(eqx.Module):
     dim: eqx.AbstractClassVar[int]
     nconstraints: eqx.AbstractClassVar[int]
     point_size: ClassVar[int | None] = None
+    # True where `mass_matrix` does not depend on `q` (natural coordinates, ANCF): the
+    # solvers may then form it once and use one dense product (`System._with_dense_mass`)
+    constant_mass: ClassVar[bool] = False
     coupling: ClassVar[ElementChain | None] = None
 
     @abc.abstractmethod

@@ -55,6 +55,7 @@ class AbstractNaturalBody(AbstractBody):
     mass: eqx.AbstractVar[Float[Array, ""]]
     com: eqx.AbstractVar[Float[Array, " p"]]
     npoint: eqx.AbstractClassVar[int]
+    constant_mass: ClassVar[bool] = True
 
     @abc.abstractmethod
     def _second_moment(self) -> Float[Array, "p p"]:
@@ -344,6 +345,7 @@ class RigidBody2D(AbstractBody):
     dim: ClassVar[int] = 2
     nconstraints: ClassVar[int] = 0
     point_size: ClassVar[int] = 2
+    constant_mass: ClassVar[bool] = True
 
     def __init__(self, mass, inertia):
         """**Arguments:** `mass` (kg, > 0), `inertia` about the centre of mass (kg m², > 0)."""

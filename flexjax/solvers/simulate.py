@@ -72,6 +72,21 @@ def _may_be_differentiated(tree) -> bool:
     return any(traced(x) for x in jax.tree_util.tree_leaves(tree))
 
 
+def _batched(tree) -> bool:
+    """True when an array of `tree` is batched by a `vmap` that encloses this call (seen
+    through the tracers of differentiation). Under `jax.vmap(jax.jit(f))` the batch is
+    not visible here; the run is then treated as a single one, which is only slower."""
+
+    def batched(x):
+        while isinstance(x, jax.core.Tracer):
+            if type(x).__name__ == "BatchTracer":
+                return True
+            x = getattr(x, "primal", None)  # a JVP tracer: look at its primal
+        return False
+
+    return any(batched(x) for x in jax.tree_util.tree_leaves(tree))
+
+
 def _largest_divisor_at_most(n, k):
     return max(d for d in range(1, min(n, k) + 1) if n % d == 0)
 
@@ -205,9 +220,13 @@ def _no_failure(dtype):
 
 
 @eqx.filter_jit
-def _whole_run(system, solver, q0, v0, t0, h, nsave: int, save_every: int, consistent: bool, checkpoint: bool, outputs):
+def _whole_run(
+    system, solver, q0, v0, t0, h, nsave: int, save_every: int, consistent: bool, checkpoint: bool, outputs, dense: bool
+):
     """The whole of `simulate` as one compiled program: projection, initial
-    accelerations, the step loop, diagnostics and outputs."""
+    accelerations, the step loop, diagnostics and outputs. With `dense`, a constant
+    mass matrix is formed once for the run (`System._with_dense_mass`)."""
+    system = system._with_dense_mass() if dense else system
     q0, v0, res, init = _start(system, solver, q0, v0, t0, consistent)
     first = jnp.zeros((), int)
     _, fail, saves = _advance(
@@ -217,13 +236,15 @@ def _whole_run(system, solver, q0, v0, t0, h, nsave: int, save_every: int, consi
 
 
 _start_jit = eqx.filter_jit(_start)
+_with_dense_mass_jit = eqx.filter_jit(lambda system: system._with_dense_mass())
 _assemble_jit = eqx.filter_jit(_assemble)
 
 
-def _chunked_run(system, solver, q0, v0, t0, h, nsave, save_every, consistent, checkpoint, outputs, n):
+def _chunked_run(system, solver, q0, v0, t0, h, nsave, save_every, consistent, checkpoint, outputs, dense, n):
     """`_whole_run` split into compiled chunks called from Python, to drive a progress bar."""
     from tqdm.auto import tqdm
 
+    system = _with_dense_mass_jit(system) if dense else system
     q0, v0, res, init = _start_jit(system, solver, q0, v0, t0, consistent)
     nchunks = _largest_divisor_at_most(nsave, 50)
     per_chunk = nsave // nchunks
@@ -332,7 +353,10 @@ def simulate(
     check_dae_start(system, solver, q0, v0, t0, consistent)  # redundant constraints, repaired or bad start
     t0a, h = jnp.asarray(t0, float), jnp.asarray(dt, float)
     checkpoint = _use_checkpoint(checkpoint, n, system) and _may_be_differentiated((system, solver, q0, v0, outputs))
-    args = (system, solver, q0, v0, t0a, h, n // save_every, save_every, consistent, checkpoint, outputs)
+    # one dense product with a constant mass matrix pays in a single run (fewer kernels
+    # per Newton iteration) but not in a batch, where the per-body products vectorize
+    dense = not _batched((system, q0, v0))
+    args = (system, solver, q0, v0, t0a, h, n // save_every, save_every, consistent, checkpoint, outputs, dense)
     if progress:
         traj, res = _chunked_run(*args, n)
     else:
