@@ -355,7 +355,7 @@ def simulate(
     checkpoint = _use_checkpoint(checkpoint, n, system) and _may_be_differentiated((system, solver, q0, v0, outputs))
     # one dense product with a constant mass matrix pays in a single run (fewer kernels
     # per Newton iteration) but not in a batch, where the per-body products vectorize
-    dense = not _batched((system, q0, v0))
+    dense = not _batched((system, solver, q0, v0, outputs))
     args = (system, solver, q0, v0, t0a, h, n // save_every, save_every, consistent, checkpoint, outputs, dense)
     if progress:
         traj, res = _chunked_run(*args, n)
