@@ -53,6 +53,9 @@ class System(eqx.Module):
     - `force_elements`: sequence of `AbstractForce`.
     - `velocity_constraints`: sequence of `AbstractVelocityConstraint` (nonholonomic
       rows $\psi(q, \dot q, t) = 0$, integrated by `simulate_ode` only).
+
+    `dense_mass` is `None` on a system you build; `simulate` sets it inside its compiled
+    program for a small model of constant-mass bodies (`_with_dense_mass`).
     """
 
     bodies: tuple[AbstractBody, ...]

@@ -43,14 +43,17 @@ class AbstractBody(eqx.Module):
       coupled with any other; an `ElementChain` for meshed bodies whose maps couple the
       coordinates of one element at a time (static; read by
       `flexjax.solvers._structure` to build a banded Newton matrix).
+    - `constant_mass`: `False` (the default, always safe); `True` where `mass_matrix`
+      does not depend on `q`, so that a single `simulate` run of a small model may form
+      it once and use one dense product (static; `tests/test_mass_product.py` checks
+      the flag of every built-in body at a random `q`).
     """
 
     ncoords: eqx.AbstractClassVar[int]
     dim: eqx.AbstractClassVar[int]
     nconstraints: eqx.AbstractClassVar[int]
     point_size: ClassVar[int | None] = None
-    # True where `mass_matrix` does not depend on `q` (natural coordinates, ANCF): the
-    # solvers may then form it once and use one dense product (`System._with_dense_mass`)
+    # natural coordinates, ANCF: see `System._with_dense_mass`
     constant_mass: ClassVar[bool] = False
     coupling: ClassVar[ElementChain | None] = None
 
