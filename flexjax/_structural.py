@@ -153,3 +153,21 @@ def structural(tree):
     Python `float` leaf made an array, so that equal models built twice, or with other
     parameter values, share their compiled programs."""
     return jax.tree_util.tree_map(_wrap, tree)
+
+
+def structural_jit(fn):
+    """`fn` as one compiled program (`eqx.filter_jit`) called on `structural` arguments:
+    for helpers of several array operations (a model's start state), which would
+    otherwise compile one small program per operation on a first call. Equal models
+    and new parameter values reuse the program; Python floats are traced, ints and
+    strings stay static; under an outer `jit`, `grad` or `vmap` the program is inlined."""
+    import equinox as eqx
+
+    jitted = eqx.filter_jit(fn)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        args, kwargs = structural((args, kwargs))
+        return jitted(*args, **kwargs)
+
+    return call

@@ -31,6 +31,54 @@ def count_traces():
         jax.monitoring.unregister_event_duration_listener(listener)
 
 
+COMPILE = "/jax/core/compile/backend_compile_duration"
+
+
+@contextlib.contextmanager
+def count_compiles():
+    """Names of the programs XLA compiles (or loads from the persistent cache) inside the block."""
+    names = []
+    listener = lambda event, duration, fun_name=None, **kw: names.append(fun_name) if event == COMPILE else None
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        yield names
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+
+
+def test_start_state_helpers_are_one_program_each():
+    """A model's start-state helper is one compiled program, not one small program per
+    array operation (each a compile of its own on a first call), and a new parameter
+    value compiles nothing. The states themselves are checked against their definitions."""
+    crank = flexible_slider_crank(omega=150.0, n_elements=3)  # a size no other test uses
+    with count_compiles() as compiles:
+        q0, v0 = flexible_slider_crank_state(crank)
+    assert len(compiles) <= 1, compiles
+    with count_compiles() as compiles:
+        q1, v1 = flexible_slider_crank_state(flexible_slider_crank(omega=160.0, n_elements=3))
+    assert compiles == []
+    # consistent with the joints and drivers: Phi = 0 and Phi_q v + Phi_t = 0
+    Phi, J = crank.constraints(q0, 0.0), crank.constraints_q(q0, 0.0)
+    Phi_t = jax.jacfwd(crank.constraints, argnums=1)(q0, 0.0)
+    assert float(jnp.max(jnp.abs(Phi))) < 1e-14
+    assert float(jnp.max(jnp.abs(J @ v0 + Phi_t))) < 1e-11
+    np.testing.assert_array_equal(np.asarray(q1), np.asarray(q0))
+    np.testing.assert_allclose(np.asarray(v1), np.asarray(v0) * 160.0 / 150.0, rtol=1e-14, atol=1e-14)
+    # a straight ANCF beam: node k at start + (k / n) L t, slope t = (cos a, sin a)
+    beam = fj.AncfBeam2D(1.3, 7800.0, 1e-4, 1e-8, 2e11, 5)
+    with count_compiles() as compiles:
+        q = beam.straight_coordinates((0.1, 0.2), 0.3)
+    assert len(compiles) <= 1, compiles
+    t = np.array([np.cos(0.3), np.sin(0.3)])
+    nodes = [np.concatenate([np.array([0.1, 0.2]) + k / 5 * 1.3 * t, t]) for k in range(6)]
+    np.testing.assert_allclose(np.asarray(q), np.concatenate(nodes), rtol=0, atol=1e-15)
+    with count_compiles() as compiles:
+        fj.models.pendulum_state(0.3, 1.0)
+        q, _ = fj.models.pendulum_state(0.4, 2.0)
+    assert len(compiles) <= 1, compiles
+    np.testing.assert_allclose(np.asarray(q), [0.0, 0.0, 2 * np.sin(0.4), -2 * np.cos(0.4)], rtol=1e-15)
+
+
 def _crank(omega=150.0, n_elements=1, guide=0.0):
     """The flexible slider-crank with its slider guide given as a lambda defined anew at
     every call (what a user's builder function does)."""

@@ -119,6 +119,7 @@ def check_segment(owner: str, start, end, n_elements, dim: int):
     return start, d, length
 
 
+@functools.partial(jax.jit, static_argnames="n_elements")  # one small program, not an op per line
 def straight_nodes(start, d, gradients, n_elements: int):
     r"""Coordinates of a straight, unstrained beam: node $k$ at $r_0 + \tfrac{k}{n} d$,
     followed by the same gradient rows `gradients` `(rows - 1, dim)` at every node.

@@ -105,6 +105,13 @@ def straight_beam_coordinates(start, end, n_elements: int) -> Float[Array, " nq"
     return straight_nodes(start, d, (d / length)[None], n_elements)
 
 
+@functools.partial(jax.jit, static_argnames="n_elements")  # one small program, not an op per line
+def _straight_along(start, angle, length, n_elements: int):
+    """`straight_beam_coordinates` from `start` over `length` along `angle` (rad)."""
+    t = jnp.stack([jnp.cos(angle), jnp.sin(angle)])
+    return straight_nodes(start, length * t, t[None], n_elements)
+
+
 class AncfBeam2D(AbstractBody):
     r"""A planar ANCF cable/beam of `n_elements` gradient-deficient elements (one body).
 
@@ -187,8 +194,8 @@ class AncfBeam2D(AbstractBody):
     def straight_coordinates(self, start=(0.0, 0.0), angle=0.0) -> Float[Array, " nq"]:
         """Unstrained straight configuration from `start` (m) along `angle` (rad)."""
         start = jnp.asarray(start, float)
-        d = self.length * jnp.stack([jnp.cos(angle), jnp.sin(angle)])
-        return straight_beam_coordinates(start, start + d, self.n_elements)
+        check_shape("AncfBeam2D.straight_coordinates", "start", start, (2,))
+        return _straight_along(start, jnp.asarray(angle, float), self.length, self.n_elements)
 
     def _elements(self, q):
         """Element coordinates as `(n, 4, 2)`: rows $r_m, r_m', r_n, r_n'$."""

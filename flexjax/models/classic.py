@@ -5,6 +5,7 @@ consistent initial state `(q0, v0)`.
 
 import jax.numpy as jnp
 
+from .._structural import structural_jit
 from ..bodies import RigidBar2D, RigidBody2D
 from ..control.references import ConstantRate
 from ..forces import Gravity
@@ -21,6 +22,7 @@ def pendulum(mass=1.0, length=1.0, g=9.81) -> System:
     return System([bar], [RevoluteJoint(0, [0.0, 0.0], None, [0.0, 0.0])], [Gravity((0.0, -g))])
 
 
+@structural_jit  # one small program instead of one per array operation
 def pendulum_state(theta0, length=1.0):
     """Pendulum at rest at angle `theta0` (rad) from the downward vertical."""
     q0 = jnp.array([0.0, 0.0, length * jnp.sin(theta0), -length * jnp.cos(theta0)])
@@ -42,6 +44,7 @@ def double_pendulum(masses=(1.0, 1.0), lengths=(1.0, 1.0), g=9.81) -> System:
     return System([b1, b2], joints, [Gravity((0.0, -g))])
 
 
+@structural_jit  # one small program instead of one per array operation
 def double_pendulum_state(theta1, theta2, lengths=(1.0, 1.0)):
     """Double pendulum at rest, bar angles from the downward vertical (rad)."""
     p1 = lengths[0] * jnp.array([jnp.sin(theta1), -jnp.cos(theta1)])
@@ -80,6 +83,7 @@ def slider_position_exact(theta, crank=0.2, rod=0.6):
     return crank * jnp.cos(theta) + jnp.sqrt(rod**2 - (crank * jnp.sin(theta)) ** 2)
 
 
+@structural_jit  # one small program instead of one per array operation
 def slider_crank_state(crank=0.2, rod=0.6, omega=2 * jnp.pi):
     """Consistent state at t = 0 (crank angle 0, speed `omega`)."""
     xs = crank + rod

@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from .._structural import structural_jit
 from ..bodies import AncfBeam2D
 from ..control.pid import PIDJointTorque
 from ..forces.clearance import ClearanceJoint
@@ -149,13 +150,14 @@ def clearance_arm(
     return System(links, joints, pid + [elbow])
 
 
+@structural_jit  # one small program instead of one per array operation
 def clearance_arm_state(system: System, path: TipCirclePath | None = None):
     """Initial state: both links straight at the inverse-kinematics angles of the
     path's start, at rest, the journal centred in the bearing."""
     path = TipCirclePath() if path is None else path
     theta1, theta2 = inverse_kinematics(path(jnp.zeros(())))
     l1, l2 = system.bodies
-    q1 = l1.straight_coordinates((0.0, 0.0), theta1)
+    q1 = l1.straight_coordinates(jnp.zeros(2), theta1)
     q2 = l2.straight_coordinates(l1.node_position(q1, -1), theta1 + theta2)
     q0 = jnp.concatenate([q1, q2])
     return q0, jnp.zeros_like(q0)

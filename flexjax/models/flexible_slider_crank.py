@@ -12,6 +12,7 @@ Coordinates: crank $[r_i, r_j]$ (4), rod $4(n+1)$, slider (2): 26 with 4 element
 
 import jax.numpy as jnp
 
+from .._structural import structural_jit
 from ..bodies import AncfBeam2D, PointMass, RigidBar2D
 from ..control.references import ConstantRate
 from ..forces import Gravity
@@ -56,20 +57,20 @@ def flexible_slider_crank(
     return System(bodies, joints, [Gravity((0.0, -g))])
 
 
+@structural_jit  # one small program instead of one per array operation
 def flexible_slider_crank_state(system: System):
     r"""Consistent start at crank angle 0 (top dead centre of the slider), rod straight
     and unstrained: the crank turns at its driven speed $\omega$, the rod turns about
     the slider at $-\omega r / l$, the slider is at rest."""
-    crank, beam, driver = system.bodies[0].length, system.bodies[1], system.joints[1].g
-    omega = driver.rate
+    crank, beam, omega = system.bodies[0].length, system.bodies[1], system.joints[1].g.rate
     up = omega * crank  # crank tip speed, along +y
     n = beam.n_elements
     s = jnp.arange(n + 1) / n
     nodes_v = jnp.stack([jnp.zeros(n + 1), up * (1 - s), jnp.zeros(n + 1), jnp.full(n + 1, -up / beam.length)], 1)
     q = jnp.concatenate(
         [
-            jnp.array([0.0, 0.0, crank, 0.0]),
-            beam.straight_coordinates((crank, 0.0)),
+            jnp.stack([0.0, 0.0, crank, 0.0]),
+            beam.straight_coordinates(jnp.stack([crank, 0.0])),
             jnp.stack([crank + beam.length, jnp.zeros_like(crank)]),
         ]
     )

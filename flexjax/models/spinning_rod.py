@@ -7,6 +7,7 @@ A 1 m rod (Ø 20 mm, E = 50 MPa, ρ = 1000 kg/m³) on a spherical joint at one e
 
 import jax.numpy as jnp
 
+from .._structural import structural_jit
 from ..bodies import AncfBeam3D, CircularSection
 from ..forces import Gravity
 from ..joints import AncfSpherical3D
@@ -25,6 +26,7 @@ def spinning_rod(n: int = 8, poisson: float = 0.3) -> tuple[AncfBeam3D, System]:
     return beam, System([beam], [AncfSpherical3D(0, 0)], [Gravity((0.0, 0.0, -G))])
 
 
+@structural_jit  # one small program instead of one per array operation
 def spinning_rod_state(beam: AncfBeam3D, spin: float = 4.0):
     r"""Start of the run: straight along +x, rigid rotation at `spin` (rad/s) about $\hat z$.
 
