@@ -25,6 +25,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._gc import gc_paused
+
 _SCALARS = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis))
 
 
@@ -166,6 +168,7 @@ def structural_jit(fn):
     jitted = eqx.filter_jit(fn)
 
     @functools.wraps(fn)
+    @gc_paused
     def call(*args, **kwargs):
         args, kwargs = structural((args, kwargs))
         return jitted(*args, **kwargs)

@@ -35,6 +35,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from ._gc import gc_paused
 from ._structural import StructuralFunction
 
 FORMAT = "flexjax-batch-1"
@@ -276,6 +277,7 @@ def _load_chunk(out_dir, c, expected):
     return leaves
 
 
+@gc_paused
 def run_batch(
     fn: Callable,
     samples,

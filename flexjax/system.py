@@ -15,6 +15,7 @@ from jaxtyping import Array, Float
 
 from ._checks import check_finite_leaves, check_points, is_concrete, warn_if_moved
 from ._custom_types import Scalar
+from ._gc import gc_paused
 from ._grouping import gather_rows, groups, map_stacked, signature
 from ._structural import structural
 from .bodies.base import AbstractBody
@@ -378,6 +379,7 @@ class System(eqx.Module):
         return self.kinetic_energy(q, v) + self.potential_energy(q, t)
 
     # -- initial conditions ------------------------------------------------------
+    @gc_paused
     def consistent_state(self, q0, v0, t0=0.0, *, tol: float = CONSISTENT_TOL, max_iter: int = CONSISTENT_MAX_ITER):
         r"""Project `q0, v0` onto $\Phi(q, t_0) = 0$ and $\Phi_q v + \Phi_t = 0$.
 

@@ -79,6 +79,36 @@ def test_start_state_helpers_are_one_program_each():
     np.testing.assert_allclose(np.asarray(q), [0.0, 0.0, 2 * np.sin(0.4), -2 * np.cos(0.4)], rtol=1e-15)
 
 
+def test_collector_paused_while_tracing_and_handed_back():
+    """The entry points trace with Python's cyclic garbage collector paused
+    (`flexjax._gc`): it is off while `simulate`'s program is traced (seen from inside the
+    trace, through `outputs`) and on in the same call unpaused; afterwards it is as the
+    caller left it, also after an error, and one the caller disabled stays disabled."""
+    import gc
+
+    system, state = fj.models.pendulum(), fj.models.pendulum_state(0.3)
+    seen = []
+    probe = lambda t, q, v: (seen.append(gc.isenabled()), q[0])[1]  # runs while tracing
+    paused = fj.simulate(system, *state, 13e-3, 1e-3, outputs=probe)
+    assert seen and not any(seen) and gc.isenabled()
+    seen.clear()
+    unpaused = fj.simulate.__wrapped__(system, *state, 17e-3, 1e-3, outputs=probe)
+    assert seen and all(seen)
+    try:
+        gc.disable()
+        fj.simulate(system, *state, 13e-3, 1e-3)
+        assert not gc.isenabled()
+        gc.enable()
+        with pytest.raises(ValueError):
+            fj.simulate(system, *state, 13e-3, -1e-3)
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+    # the pause changes no number: both runs agree where they overlap
+    np.testing.assert_array_equal(np.asarray(paused.q), np.asarray(unpaused.q[:14]))
+    np.testing.assert_array_equal(np.asarray(paused.outputs), np.asarray(paused.q[:, 0]))
+
+
 def _crank(omega=150.0, n_elements=1, guide=0.0):
     """The flexible slider-crank with its slider guide given as a lambda defined anew at
     every call (what a user's builder function does)."""

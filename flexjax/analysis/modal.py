@@ -26,6 +26,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from .._checks import is_concrete
+from .._gc import gc_paused
 from .._structural import structural
 from ..system import System, _min_norm_step
 
@@ -109,6 +110,7 @@ def _modes(system: System, q, v, t, rank: int, n: int, rigid_tol: float) -> Mode
     return Modes(freqs, w, shapes)
 
 
+@gc_paused
 def modes(system: System, q, t=0.0, v=None, n: int | None = None, *, rigid_tol: float = RIGID_TOL) -> Modes:
     r"""Natural frequencies (Hz) and mode shapes of `system` linearized at $(q, \dot q, t)$,
     on the constraint manifold (module `flexjax.analysis.modal`).

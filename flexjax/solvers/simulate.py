@@ -15,6 +15,7 @@ import numpy as np
 
 from .._checks import check_initial_state, check_outputs, check_simulate_arguments, is_concrete
 from .._diagnose import check_dae_start
+from .._gc import gc_paused
 from .._structural import structural
 from ..bodies.modal_beam import with_roots_checked
 from ..results import RESULTS
@@ -284,6 +285,7 @@ def largest_abs(x):
     return a[jnp.argmax(a)]
 
 
+@gc_paused
 def simulate(
     system: System,
     q0,

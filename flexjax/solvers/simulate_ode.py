@@ -12,6 +12,7 @@ import optimistix as optx
 
 from .._checks import check_initial_state, check_ode_arguments, check_output_size, check_outputs, is_concrete
 from .._diagnose import check_start
+from .._gc import gc_paused
 from .._structural import structural
 from ..bodies.modal_beam import with_roots_checked
 from ..results import RESULTS
@@ -146,6 +147,7 @@ def _solve(
     ), tuple(res)
 
 
+@gc_paused
 def simulate_ode(
     system: System,
     q0,

@@ -29,6 +29,7 @@ import numpy as np
 from jaxtyping import Array, Float, Int
 
 from .._checks import check_x64, is_concrete
+from .._gc import gc_paused
 from .._structural import structural
 from ..results import RESULTS
 from ..system import System
@@ -96,6 +97,7 @@ def _solve(system, x0, factors, t, rtol, atol, max_iter):
     return jax.lax.scan(step, x0, factors)
 
 
+@gc_paused
 def solve_static(
     system: System,
     q0,
