@@ -1,3 +1,5 @@
+import gc
+
 import jax
 import pytest
 
@@ -12,6 +14,20 @@ jax.config.update("jax_numpy_rank_promotion", "raise")
 def pytest_collection_modifyitems(config, items):
     # keep compile-heavy modules grouped so module-scoped fixtures are reused
     items.sort(key=lambda item: item.fspath.basename)
+
+
+# Full collections walk every live object, millions by the end of a worker's run
+# (compiled programs, JAX's caches): within a test module only the young generations
+# are collected, and after each module (and its fixtures) is done its cyclic garbage is
+# collected once and what lives on is moved out of the collector's reach (gc.freeze).
+gc.set_threshold(700, 10, 1_000_000)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    if nextitem is None or nextitem.path != item.path:
+        gc.collect()
+        gc.freeze()
 
 
 @pytest.fixture
