@@ -18,6 +18,9 @@ from .results import RESULTS, code
 from .system import linearized_constraints
 
 START_TOL = 1e-6  # largest accepted |Phi|, |Phi_q v + Phi_t| of an unprojected start (same scale)
+# a start whose residuals are below this (relative, as START_TOL) is consistent to rounding:
+# projecting it would move it by rounding only
+ROUNDING_TOL = 64 * float(np.finfo(np.float64).eps)
 RANK_RTOL = 1e-9  # singular values of Phi_q below this fraction of the largest count as zero
 LAMBDA_LARGE = 1e12  # multipliers (N, N m) beyond this mean a (near) singular Newton matrix
 DRIFT_GROWTH = 1e3  # growth of the constraint residual that counts as a diverging drift
@@ -86,8 +89,10 @@ def check_start(
     remedy: str = "",
     warn_move: bool = True,
     stacklevel: int = 3,
-) -> None:
+) -> bool:
     """Checks of the initial state, before anything compiles; a no-op under a transformation.
+    Returns whether the state is known to satisfy the constraints to rounding
+    (`ROUNDING_TOL`; True without constraints, False when not concrete).
 
     - `consistent`: warn (`ConsistencyWarning`) when the projection onto the constraints
       will move `q0` or `v0` by more than `MOVE_TOL` (relative); with `False`, warn when the
@@ -95,15 +100,23 @@ def check_start(
     - `need_full_rank`: raise `ValueError` when $\\Phi_q$ is rank deficient at the
       (projected) initial state; `remedy` is appended to the message.
     """
-    if system.nconstraints + system.nvelocity_constraints == 0 or not _all_concrete((system, q0, v0, t0)):
-        return
+    if system.nconstraints + system.nvelocity_constraints == 0:
+        return True
+    if not _all_concrete((system, q0, v0, t0)):
+        return False
     t = jnp.asarray(t0, float)
     q, v = np.asarray(q0, float), np.asarray(v0, float)
     start = _start_residuals(system, jnp.asarray(q), jnp.asarray(v), t)
     if not _all_concrete(start):  # the model's functions close over traced values
-        return
+        return False
     Phi, J, res_v = (np.asarray(x) for x in start)
     scale_q, scale_v = max(1.0, float(np.max(np.abs(q)))), max(1.0, float(np.max(np.abs(v))))
+    # velocity rows Phi_q v + Phi_t round like |Phi_q| |v|
+    scale_rows = scale_v * max(1.0, float(np.max(np.abs(J), initial=0.0)))
+    exact = (
+        float(np.max(np.abs(Phi), initial=0.0)) <= ROUNDING_TOL * scale_q
+        and float(np.max(np.abs(res_v), initial=0.0)) <= ROUNDING_TOL * scale_rows
+    )
     if consistent and system.nconstraints:
         # Gauss-Newton to the nearest consistent point (as the projection does), in numpy
         for _ in range(20):
@@ -132,15 +145,17 @@ def check_start(
         msg = redundancy_message(owner, system, J, t0)
         if msg is not None:
             raise ValueError(f"{msg}. {remedy}".rstrip())
+    return exact
 
 
-def check_dae_start(system, solver, q0, v0, t0, consistent: bool) -> None:
+def check_dae_start(system, solver, q0, v0, t0, consistent: bool) -> bool:
     """`check_start` for `simulate`: generalized-α without `redundant=True` needs
-    independent constraint rows (its Newton matrix is singular otherwise)."""
+    independent constraint rows (its Newton matrix is singular otherwise). Returns
+    whether the start is known to be consistent to rounding."""
     from .solvers.generalized_alpha import GeneralizedAlpha
 
     full_rank = isinstance(solver, GeneralizedAlpha) and not solver.redundant
-    check_start(
+    return check_start(
         "simulate",
         system,
         q0,

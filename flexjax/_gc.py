@@ -6,9 +6,10 @@ collection, and as the traced program grows, full collections walk every live ob
 of the process; on the flexible slider-crank they took about a fifth of the trace
 and lowering of `simulate`'s program (docs/compile.md). Nearly all of these objects
 are freed by reference counting anyway, so the entry points (`simulate`,
-`simulate_ode`, `solve_static`, `run_batch`, `System.consistent_state`, `modes`, the
-models' start-state helpers) pause the collector for the duration of the call and
-restore it afterwards: its thresholds and state are the caller's again on return,
+`simulate_ode`, `simulate_contact`, `solve_static`, `run_batch`,
+`System.consistent_state`, `modes`, `extreme_search`, the models' start-state helpers,
+and each loss-and-gradient call of `minimize`) pause the collector for the duration of
+the call and restore it afterwards: its thresholds and state are the caller's again on return,
 whatever the call raised. Cyclic garbage made meanwhile is collected by the next
 collection after the call.
 """

@@ -10,6 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from ._gc import gc_paused
+
 
 def _box(bounds, params):
     """`(lower, upper)` as pytrees of arrays shaped like `params` (`None`: unbounded)."""
@@ -77,7 +79,8 @@ def minimize(loss, params, optimizer: optax.GradientTransformation, steps: int, 
     """
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
         raise ValueError(f"minimize: `steps` must be an int >= 1, got {steps!r}.")
-    value_and_grad = eqx.filter_jit(eqx.filter_value_and_grad(loss))
+    # the first call traces the loss and its gradient: no garbage collection meanwhile
+    value_and_grad = gc_paused(eqx.filter_jit(eqx.filter_value_and_grad(loss)))
     if bounds is not None:
         lower, upper = _box(bounds, params)
         project = eqx.filter_jit(lambda p: jax.tree_util.tree_map(jnp.clip, p, lower, upper))

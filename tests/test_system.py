@@ -153,6 +153,27 @@ def test_consistent_state_projects_onto_constraints():
     assert np.max(np.abs(q - q0)) < 0.05
 
 
+def test_consistent_start_taken_as_is_and_projected_under_grad():
+    """`simulate` takes a concrete start that satisfies the constraints to rounding as it
+    is (no projection in its program), projects a start off by 1e-7, and under `grad`
+    always projects, so that the derivative of the start with respect to a constraint
+    parameter is the projection's: for a pendulum bar pinned at the origin, the
+    minimum-norm correction of a longer bar moves its tip radially, d q_tip / dL =
+    (sin θ, -cos θ)."""
+    theta = 0.3
+    q0, v0 = models.pendulum_state(theta)
+    run = lambda length, q: fj.simulate(models.pendulum(length=length), q, v0, 0.01, 1e-3)
+    as_is = run(1.0, q0)
+    assert np.array_equal(np.asarray(as_is.q[0]), np.asarray(q0))  # not even rounding moved it
+    off = q0.at[3].add(1e-7)
+    projected = run(1.0, off)
+    assert float(jnp.max(jnp.abs(projected.constraint_residual[0]))) < 1e-14
+    moved = float(jnp.max(jnp.abs(projected.q[0] - off)))
+    assert 1e-8 < moved < 1e-7  # the radial part of the offset, 1e-7 cos(theta), taken out
+    dq0 = jax.jacfwd(lambda length: run(length, q0).q[0])(1.0)
+    np.testing.assert_allclose(np.asarray(dq0), [0.0, 0.0, np.sin(theta), -np.cos(theta)], rtol=0, atol=1e-12)
+
+
 def test_inconsistent_initial_conditions_raise():
     bar = fj.RigidBar2D(1.0, 1.0)
     joints = [fj.RevoluteJoint(0, [0.0, 0.0], None, [0.0, 0.0]), fj.RevoluteJoint(0, [1.0, 0.0], None, [3.0, 0.0])]

@@ -31,6 +31,7 @@ import optax
 from jaxtyping import Float
 
 from .._checks import is_concrete
+from .._gc import gc_paused
 from ..batch import BatchInfo, run_batch
 
 SAMPLING_METHODS = ("uniform", "lhs", "grid")
@@ -383,6 +384,7 @@ def default_optimizer(steps: int, learning_rate: float = 0.05) -> optax.Gradient
     return optax.adam(optax.cosine_decay_schedule(learning_rate, steps, alpha=1e-3))
 
 
+@gc_paused
 def extreme_search(
     scalar_fn: Callable,
     box: Interval,

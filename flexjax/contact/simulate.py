@@ -25,6 +25,7 @@ import numpy as np
 import optimistix as optx
 
 from .._checks import check_initial_state, check_x64, is_concrete
+from .._gc import gc_paused
 from ..results import RESULTS
 from ..solvers.ode_forms import Baumgarte
 from ..trajectory import SolverError
@@ -246,6 +247,7 @@ def _next_contact_phase(system, contact, stab, q, v, t, velocity_tol, forced_s=N
     return (SEPARATION if slip_n < 0 else (SLIP_POSITIVE if forced_s > 0 else SLIP_NEGATIVE)), float(anchor)
 
 
+@gc_paused
 def simulate_contact(
     system,
     contact: PointSurfaceContact,

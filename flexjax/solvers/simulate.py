@@ -318,7 +318,11 @@ def simulate(
     - `solver`: an `AbstractDAESolver`, default `GeneralizedAlpha()` ($\rho_\infty = 0.9$).
     - `save_every`: keep every k-th step (must divide the step count).
     - `consistent`: first project `q0, v0` onto the position and velocity constraints
-      (`System.consistent_state`, raises if that fails).
+      (`System.consistent_state`, raises if that fails). A start with concrete values
+      that satisfies them to rounding already (residuals below `ROUNDING_TOL` of
+      `flexjax._diagnose`, relative; as the models' start-state helpers give) is taken
+      as it is, and the compiled program leaves the projection out; under `jit`,
+      `grad` or `vmap` it is always projected, so derivatives see the projection.
     - `throw`: raise `SolverError` naming step, time and residual if a Newton solve
       fails; with `False` the failure is recorded in the trajectory (for `vmap` and
       optimisation loops).
@@ -352,17 +356,19 @@ def simulate(
     check_outputs("simulate", outputs)
     system, outputs = structural((system, outputs))  # equal models share compiled programs
     system = with_roots_checked(system)  # here, not in the program (a host callback)
-    check_dae_start(system, solver, q0, v0, t0, consistent)  # redundant constraints, repaired or bad start
+    # redundant constraints, repaired or bad start; a start consistent to rounding with
+    # concrete inputs (a run that cannot be differentiated) needs no projection in the program
+    project = consistent and not check_dae_start(system, solver, q0, v0, t0, consistent)
     t0a, h = jnp.asarray(t0, float), jnp.asarray(dt, float)
     checkpoint = _use_checkpoint(checkpoint, n, system) and _may_be_differentiated((system, solver, q0, v0, outputs))
     # one dense product with a constant mass matrix pays in a single run (fewer kernels
     # per Newton iteration) but not in a batch, where the per-body products vectorize
     dense = not _batched((system, solver, q0, v0, outputs))
-    args = (system, solver, q0, v0, t0a, h, n // save_every, save_every, consistent, checkpoint, outputs, dense)
+    args = (system, solver, q0, v0, t0a, h, n // save_every, save_every, project, checkpoint, outputs, dense)
     if progress:
         traj, res = _chunked_run(*args, n)
     else:
         traj, res = _whole_run(*args)
-    if consistent:
+    if project:
         traj = check_projection(traj, *res)
     return check_result(traj, system) if throw else traj

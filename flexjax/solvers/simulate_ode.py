@@ -206,8 +206,9 @@ def simulate_ode(
     if rtol is None and dt0 is None:
         raise ValueError("simulate_ode: fixed-step integration (rtol=None) needs dt0.")
     ts = check_ode_arguments("simulate_ode", system, t0, t1, ts, dt0, rtol, atol, max_steps)
-    # the augmented matrix of the Baumgarte form is singular with redundant constraints
-    check_start(
+    # the augmented matrix of the Baumgarte form is singular with redundant constraints; a
+    # start consistent to rounding with concrete inputs needs no projection in the program
+    exact = check_start(
         "simulate_ode",
         system,
         q0,
@@ -217,6 +218,7 @@ def simulate_ode(
         need_full_rank=isinstance(form, Baumgarte),
         remedy="Use form=UdwadiaKalaba(...), which handles redundant constraints.",
     )
+    project = consistent and not exact
     # times checked in Python when concrete (check_ode_arguments): then not in the program
     checked = all(is_concrete(x) for x in (t0, t1, ts, dt0))
     ts = jnp.linspace(t0, t1, 201) if ts is None else ts
@@ -248,8 +250,8 @@ def simulate_ode(
         event,
         adjoint,
         outputs,
-        consistent,
+        project,
     )
-    if consistent:
+    if project:
         traj = check_projection(traj, *res)
     return check_result(traj, system) if throw else traj
