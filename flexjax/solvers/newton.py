@@ -34,6 +34,7 @@ import abc
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax.experimental.layout import Layout, with_layout_constraint
 from jaxtyping import Array, Float
 
 from . import _banded as banded, _dense as dense
@@ -135,7 +136,12 @@ def factorize(J, kind: str):
         return dense.lu_factor(J)
     if kind == "banded":
         return (banded.factor(J),)
-    return (dense.inverse(J.T),)
+    inv_t = dense.inverse(J.T)
+    # LAPACK returns the inverse column-major, and the product of every iteration wants
+    # its operands row-major: XLA then kept the matrix column-major across the Newton
+    # loop and copied it (transposing) before every product. Asking for row-major here
+    # makes that one copy per formation (docs/performance.md, "The kept matrix's layout").
+    return (with_layout_constraint(inv_t, Layout(major_to_minor=(0, 1))),)
 
 
 class KeptMatrix(eqx.Module):
