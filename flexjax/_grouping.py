@@ -89,6 +89,41 @@ def map_stacked(fn, modules, arrays):
     return jax.vmap(one)(dynamic, *arrays)
 
 
+# stretches of equal stride up to which a group's rows are read by slices (the parallel
+# robot's groups of 5-7 stretches compiled and ran slower so than by one gather)
+MAX_STRETCHES = 2
+
+
 def gather_rows(x, index: np.ndarray):
-    """`x[index]` for a static integer index array (one gather for a whole group)."""
-    return x[jnp.asarray(index)]
+    """`x[index]` for a static integer index array `(G, k)` (one read for a whole group).
+
+    When every row is a run of `k` consecutive entries (a body's coordinates), the rows
+    are read by slices: each stretch of rows that start at an equal stride `s >= k`
+    (equal bodies stored one after another, as in a chain) by one slice and reshape,
+    a stretch of one repeated row (`s = 0`, joints on one body) by a broadcast, and up to
+    `MAX_STRETCHES` stretches joined. Their derivatives are slices, pads and sums, which XLA fuses with
+    the surrounding arithmetic, where the transpose of a gather is a scatter-add: a kernel
+    (with XLA's older CPU emitter, a loop) of its own in every residual and Newton
+    matrix. Other index arrays are gathered."""
+    index = np.asarray(index)
+    G, k = index.shape
+    if G == 0 or k == 0 or not np.array_equal(index, index[:, :1] + np.arange(k)):
+        return x[jnp.asarray(index)]
+    starts, pieces, g = index[:, 0], [], 0
+    while g < G:
+        stride = int(starts[g + 1] - starts[g]) if g + 1 < G else k
+        if stride != 0 and stride < k:  # overlapping rows
+            return x[jnp.asarray(index)]
+        n = 1
+        while g + n < G and starts[g + n] - starts[g + n - 1] == stride:
+            n += 1
+        start = int(starts[g])
+        if stride == 0:
+            pieces.append(jnp.broadcast_to(x[start : start + k], (n, k)))
+        else:  # pad: the last row's stride, past its k entries
+            rows = jnp.pad(x[start : start + stride * (n - 1) + k], (0, stride - k))
+            pieces.append(rows.reshape(n, stride)[:, :k])
+        g += n
+        if len(pieces) > MAX_STRETCHES:  # many slices cost more kernels than a gather
+            return x[jnp.asarray(index)]
+    return pieces[0] if len(pieces) == 1 else jnp.concatenate(pieces)

@@ -15,6 +15,7 @@ from jaxtyping import Array, Float
 
 from ._checks import check_finite_leaves, check_points, is_concrete, warn_if_moved
 from ._custom_types import Scalar
+from ._emitter import forward_jit
 from ._gc import gc_paused
 from ._grouping import gather_rows, groups, map_stacked, signature
 from ._structural import structural
@@ -260,7 +261,9 @@ class System(eqx.Module):
                 t,
             )
             for i, Qi in zip(idx, parts, strict=True):
-                Q = Q.at[self.body_slice(i)].add(Qi)
+                # a padded add, not `.at[].add`: XLA fuses a pad with the sum, where an
+                # indexed update is a scatter, a kernel (or loop) of its own per force
+                Q = Q + jnp.pad(Qi, (self.offsets[i], self.nq - self.offsets[i + 1]))
         return Q
 
     def constraints(self, q: Float[Array, " nq"], t: Scalar) -> Float[Array, " m"]:
@@ -478,7 +481,7 @@ def linearized_constraints(system, q, t):
     return Phi, cols[:, :n], cols[:, n]
 
 
-_project_jit = eqx.filter_jit(_project)
+_project_jit = forward_jit(_project)
 
 
 def _min_norm_step(J, r):

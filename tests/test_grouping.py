@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import flexjax as fj
-from flexjax._grouping import groups, signature
+from flexjax._grouping import gather_rows, groups, signature
 from flexjax.joints import AncfRevolute
 
 
@@ -110,3 +110,50 @@ def test_traced_program_does_not_grow_with_the_number_of_equal_links():
 
     # one copy per link (and per joint) would make 9 links about 2.8 times the program of 3
     assert size(9) < 1.3 * size(3)
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        np.arange(12).reshape(3, 4),  # consecutive equal parts
+        2 + 5 * np.arange(3)[:, None] + np.arange(4),  # equal stride, gaps between rows
+        10 + 4 * np.arange(2)[:, None] + np.arange(4),  # the last row ends at the end
+        np.array([[3, 4, 5]]),  # one row
+        np.array([[6, 7, 8]] * 3),  # the same row three times
+        np.array([[0, 1], [4, 5], [6, 7], [6, 7]]),  # stretches of strides 4 and 0, joined
+        np.array([[0, 1], [4, 5], [6, 7], [6, 7], [10, 11]]),  # three stretches: a gather
+        np.array([[2, 3], [0, 1]]),  # descending: a gather
+        np.array([[0, 1, 2, 3], [2, 3, 4, 5]]),  # overlapping rows: a gather
+    ],
+)
+def test_gather_rows_equals_indexing_with_its_derivatives(index):
+    x = jnp.sin(jnp.arange(18.0))
+    ct = jnp.cos(jnp.arange(index.size, dtype=float)).reshape(index.shape)
+    np.testing.assert_array_equal(gather_rows(x, index), x[index])
+    # the transpose: each entry of x collects the cotangents of the rows that read it
+    expected = np.zeros(18)
+    np.add.at(expected, index, np.asarray(ct))
+    (got,) = jax.vjp(lambda y: gather_rows(y, index), x)[1](ct)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-15)
+
+
+def test_residual_and_newton_matrix_of_a_chain_have_no_scatter():
+    """Equal links stored one after another are read by slices, and force elements are
+    added by pads: the residual's transposed constraint rows and its Jacobian then hold
+    no gather or scatter (each a kernel, or with XLA's older emitter a loop, of its own)."""
+    system = chain(4)
+    q, lam = jnp.zeros(system.nq), jnp.zeros(system.nconstraints)
+
+    def residual(q):
+        _, vjp = jax.vjp(lambda q: system.constraints(q, 0.0), q)
+        return system.forces(q, q, 0.0) - vjp(lam)[0]
+
+    def primitives(jaxpr):
+        for e in jaxpr.eqns:
+            yield e.primitive.name
+            for sub in jax.extend.core.jaxprs_in_params(e.params):
+                yield from primitives(sub)
+
+    names = set(primitives(jax.make_jaxpr(jax.jacfwd(residual))(q).jaxpr))
+    assert "dot_general" in names  # the walk sees the program
+    assert not {n for n in names if "scatter" in n or n == "gather"}

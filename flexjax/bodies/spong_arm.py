@@ -70,8 +70,8 @@ class SpongArm(AbstractBody):
 
     def force(self, q, v, t):
         tau = self.k * (q[0] - q[1]) + self.c * (v[0] - v[1])  # joint torque on the link
-        fb = self.beam.force(q[1:], v[1:], t).at[0].add(tau)
-        return jnp.concatenate([-tau[None], fb])
+        fb = self.beam.force(q[1:], v[1:], t)
+        return jnp.concatenate([-tau[None], fb[:1] + tau, fb[1:]])
 
     def kinetic_energy(self, q: Float[Array, " n"], v: Float[Array, " n"]) -> Scalar:
         """Rotor plus beam kinetic energy."""

@@ -49,7 +49,9 @@ class CoordinateControl(AbstractForce):
 
     def force(self, bodies, qs, vs, t):
         tau = self.law(t, qs[0][self.index], vs[0][self.index])
-        return (jnp.zeros_like(qs[0]).at[self.index].set(tau),)
+        n = qs[0].shape[0]
+        i = self.index % n
+        return (jnp.pad(jnp.reshape(tau, (1,)), (i, n - i - 1)),)  # a pad fuses; `.at[].set` is a scatter
 
     def potential_energy(self, bodies, qs, t):
         return jnp.zeros(())
