@@ -8,12 +8,12 @@ a failure is reported.
 
 import warnings
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ._checks import ConsistencyWarning, is_concrete, warn_if_moved
+from ._emitter import forward_jit
 from .results import RESULTS, code
 from .system import linearized_constraints
 
@@ -30,7 +30,7 @@ def _all_concrete(tree) -> bool:
     return all(is_concrete(x) for x in jax.tree_util.tree_leaves(tree))
 
 
-@eqx.filter_jit
+@forward_jit
 def _start_residuals(system, q, v, t):
     r"""$\Phi$, $\Phi_q$ and the velocity residuals at one state, from one batch of
     forward-mode derivatives of $\Phi(q, t)$ (the cheapest program to compile)."""

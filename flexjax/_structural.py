@@ -158,14 +158,14 @@ def structural(tree):
 
 
 def structural_jit(fn):
-    """`fn` as one compiled program (`eqx.filter_jit`) called on `structural` arguments:
+    """`fn` as one compiled program (`flexjax._emitter.forward_jit`) called on `structural` arguments:
     for helpers of several array operations (a model's start state), which would
     otherwise compile one small program per operation on a first call. Equal models
     and new parameter values reuse the program; Python floats are traced, ints and
     strings stay static; under an outer `jit`, `grad` or `vmap` the program is inlined."""
-    import equinox as eqx
+    from ._emitter import forward_jit
 
-    jitted = eqx.filter_jit(fn)
+    jitted = forward_jit(fn)
 
     @functools.wraps(fn)
     @gc_paused

@@ -25,6 +25,7 @@ import numpy as np
 import optimistix as optx
 
 from .._checks import check_initial_state, check_x64, is_concrete
+from .._emitter import forward_jit
 from .._gc import gc_paused
 from ..results import RESULTS
 from ..solvers.ode_forms import Baumgarte
@@ -70,7 +71,7 @@ def _controller(rtol, atol):
     return diffrax.ConstantStepSize() if rtol is None else diffrax.PIDController(rtol=rtol, atol=atol)
 
 
-@eqx.filter_jit
+@forward_jit
 def _segment(
     system, contact, stab, md, q0, v0, t0, t1, solver, dt0, rtol, atol, max_steps, root_finder, gap_tol, velocity_tol
 ):
@@ -111,7 +112,7 @@ def _segment(
     )
 
 
-@eqx.filter_jit
+@forward_jit
 def _rows(system, contact, stab, md, q, v, t):
     """Forces, gaps, energy and constraint residual at saved rows (vmapped over rows and modes)."""
 
@@ -143,7 +144,7 @@ def _postprocess(system, contact, stab, phase, anchor, q, v, t, chunk=2048):
     return [np.concatenate([o[k] for o in outs]) for k in range(6)]
 
 
-@eqx.filter_jit
+@forward_jit
 def _impact(system, contact, q, v, t):
     out = impact(system, contact, q, v, t)
     # the event stops at g_N = -gap_tol: one Gauss-Newton step puts the point back on the
@@ -160,7 +161,7 @@ def _impact(system, contact, q, v, t):
     )
 
 
-@eqx.filter_jit
+@forward_jit
 def _candidates(system, contact, stab, q, v, t):
     anchor = contact.gaps(system, q)[1]
     return candidates(system, contact, stab, q, v, t, anchor), anchor, system.energy(q, v, t)

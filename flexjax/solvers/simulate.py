@@ -8,13 +8,13 @@ drive a progress bar (the numbers are identical).
 
 import math
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .._checks import check_initial_state, check_outputs, check_simulate_arguments, is_concrete
 from .._diagnose import check_dae_start
+from .._emitter import forward_jit, may_be_differentiated
 from .._gc import gc_paused
 from .._structural import structural
 from ..bodies.modal_beam import with_roots_checked
@@ -57,20 +57,6 @@ def _use_checkpoint(checkpoint, nsteps: int, system) -> bool:
     if checkpoint != "auto":
         return checkpoint
     return nsteps * (system.nq + system.nconstraints) ** 2 * 8 > CHECKPOINT_BYTES
-
-
-def _may_be_differentiated(tree) -> bool:
-    """False when every array in `tree` is concrete or only batched by `vmap`: such a run
-    cannot be differentiated, so it needs no checkpointed loop (which costs compile time)."""
-
-    def traced(x):
-        # a vmap tracer holds its batched value in `val` (if that ever changes, every
-        # tracer counts as differentiable: the safe side)
-        while type(x).__name__ == "BatchTracer" and hasattr(x, "val"):
-            x = x.val
-        return isinstance(x, jax.core.Tracer)
-
-    return any(traced(x) for x in jax.tree_util.tree_leaves(tree))
 
 
 def _batched(tree) -> bool:
@@ -170,7 +156,7 @@ def _advance(system, solver, state, fail, t0, h, first_step, nsave: int, save_ev
     return state, fail, saves
 
 
-_run_chunk = eqx.filter_jit(_advance)
+_run_chunk = forward_jit(_advance)
 
 
 def _start(system, solver, q0, v0, t0, consistent: bool):
@@ -220,7 +206,7 @@ def _no_failure(dtype):
     return (jnp.array(-1, dtype=int), jnp.array(jnp.nan, dtype=dtype), jnp.array(0.0, dtype=dtype))
 
 
-@eqx.filter_jit
+@forward_jit
 def _whole_run(
     system, solver, q0, v0, t0, h, nsave: int, save_every: int, consistent: bool, checkpoint: bool, outputs, dense: bool
 ):
@@ -236,9 +222,9 @@ def _whole_run(
     return _assemble(system, q0, v0, init, fail, saves, t0, h, save_every, outputs), res
 
 
-_start_jit = eqx.filter_jit(_start)
-_with_dense_mass_jit = eqx.filter_jit(lambda system: system._with_dense_mass())
-_assemble_jit = eqx.filter_jit(_assemble)
+_start_jit = forward_jit(_start)
+_with_dense_mass_jit = forward_jit(lambda system: system._with_dense_mass())
+_assemble_jit = forward_jit(_assemble)
 
 
 def _chunked_run(system, solver, q0, v0, t0, h, nsave, save_every, consistent, checkpoint, outputs, dense, n):
@@ -360,7 +346,7 @@ def simulate(
     # concrete inputs (a run that cannot be differentiated) needs no projection in the program
     project = consistent and not check_dae_start(system, solver, q0, v0, t0, consistent)
     t0a, h = jnp.asarray(t0, float), jnp.asarray(dt, float)
-    checkpoint = _use_checkpoint(checkpoint, n, system) and _may_be_differentiated((system, solver, q0, v0, outputs))
+    checkpoint = _use_checkpoint(checkpoint, n, system) and may_be_differentiated((system, solver, q0, v0, outputs))
     # one dense product with a constant mass matrix pays in a single run (fewer kernels
     # per Newton iteration) but not in a batch, where the per-body products vectorize
     dense = not _batched((system, solver, q0, v0, outputs))

@@ -4,7 +4,6 @@ import contextlib
 import math
 
 import diffrax
-import equinox as eqx
 import equinox.internal as eqxi
 import jax
 import jax.numpy as jnp
@@ -12,6 +11,7 @@ import optimistix as optx
 
 from .._checks import check_initial_state, check_ode_arguments, check_output_size, check_outputs, is_concrete
 from .._diagnose import check_start
+from .._emitter import forward_jit
 from .._gc import gc_paused
 from .._structural import structural
 from ..bodies.modal_beam import with_roots_checked
@@ -60,7 +60,7 @@ def _diffrax_checks_compiled_out(checked: bool):
         eqxi.error_if = original
 
 
-@eqx.filter_jit
+@forward_jit
 def _solve(
     checked,
     system,

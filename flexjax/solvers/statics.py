@@ -29,6 +29,7 @@ import numpy as np
 from jaxtyping import Array, Float, Int
 
 from .._checks import check_x64, is_concrete
+from .._emitter import forward_jit
 from .._gc import gc_paused
 from .._structural import structural
 from ..results import RESULTS
@@ -69,7 +70,7 @@ class _Increment(eqx.Module):
         return jnp.where(jnp.isfinite(err), err, jnp.inf)
 
 
-@eqx.filter_jit
+@forward_jit
 def _solve(system, x0, factors, t, rtol, atol, max_iter):
     nq = system.nq
 
