@@ -14,13 +14,15 @@ silently wrong (a mobile robot's drift gradient: 6.712e-9 against 6.7386e-9 from
 differences and from the default emitter, when its residuals were taken by `jnp.max`).
 So it is asked for per program (`forward_jit`, a stand-in for `eqx.filter_jit`), and only
 for calls that cannot be differentiated: every input concrete, or batched by `vmap` only
-(`may_be_differentiated`). A call with an input traced by `jit`, `grad` or `jvp`
+(`may_be_differentiated`, which also looks into the values that the functions among
+the arguments close over). A call with an input traced by `jit`, `grad` or `jvp`
 compiles with XLA's defaults; inside an enclosing `jit` the program is part of the
 enclosing one and takes its options. A jaxlib that does not know the option (those
 before 0.5.3) gets the default program.
 """
 
 import functools
+import types
 
 import equinox as eqx
 import jax
@@ -29,8 +31,9 @@ OLDER_EMITTER = {"xla_cpu_use_fusion_emitters": False}
 
 
 def may_be_differentiated(tree) -> bool:
-    """False when every array in `tree` is concrete or only batched by `vmap`: such a call
-    cannot be differentiated."""
+    """False when every array in `tree`, and every value its functions close over, is
+    concrete or only batched by `vmap`: such a call cannot be differentiated."""
+    from ._structural import StructuralFunction, _Identity, _key
 
     def traced(x):
         # a vmap tracer holds its batched value in `val` (if that ever changes, every
@@ -39,7 +42,19 @@ def may_be_differentiated(tree) -> bool:
             x = x.val
         return isinstance(x, jax.core.Tracer)
 
-    return any(traced(x) for x in jax.tree_util.tree_leaves(tree))
+    def closes_over_traced(key):  # a function's structural key holds its closure's tracers
+        if isinstance(key, _Identity):
+            return traced(key.obj)
+        return isinstance(key, tuple) and any(closes_over_traced(k) for k in key)
+
+    def leaf(x):
+        if isinstance(x, StructuralFunction):
+            return closes_over_traced(x._key)
+        if isinstance(x, (types.FunctionType, functools.partial)):
+            return closes_over_traced(_key(x))
+        return traced(x)
+
+    return any(leaf(x) for x in jax.tree_util.tree_leaves(tree))
 
 
 @functools.cache

@@ -48,6 +48,22 @@ def test_concrete_and_vmapped_calls_use_the_older_emitter_traced_ones_the_defaul
     assert not may_be_differentiated((1.0, np.ones(2), ARGS))
 
 
+def test_a_function_closing_over_a_traced_value_gets_the_default():
+    """`outputs=lambda t, q, v: p * q` with `p` differentiated: the program is
+    differentiated through the closure, so it keeps XLA's default emitter."""
+    f = forward_jit(lambda g, x: g(x))
+    chosen = []
+
+    def loss(p):
+        g = lambda x: p * x
+        chosen.append(f.program(g, ARGS[0]))
+        return jnp.sum(f(g, ARGS[0] + 1.0))
+
+    assert float(jax.grad(loss)(2.0)) == 10.0
+    older = f.program(lambda x: 2.0 * x, ARGS[0])  # a concrete closure
+    assert chosen[0] is not older and f.program(jnp.sin, ARGS[0]) is older
+
+
 def test_forward_run_equals_the_default_emitters_run_to_rounding():
     """The flexible slider-crank (ANCF rod, driven crank) as a plain call (older emitter)
     and inside `jit` (default emitter, and the start projected in the program)."""
