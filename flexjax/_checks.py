@@ -18,6 +18,14 @@ def is_concrete(x) -> bool:
     return not isinstance(x, jax.core.Tracer)
 
 
+def known_value(x):
+    """The numbers of `x`, read through `grad`, `jvp` and `linearize` (their tracers
+    carry the undifferentiated value as `primal`), or None under `jit` or `vmap`."""
+    while isinstance(x, jax.core.Tracer) and hasattr(x, "primal"):
+        x = x.primal
+    return None if isinstance(x, jax.core.Tracer) else x
+
+
 def check_shape(owner: str, name: str, x, shape: tuple[int, ...]) -> None:
     """Raise `ValueError` unless `jnp.shape(x) == shape`."""
     if jnp.shape(x) != shape:

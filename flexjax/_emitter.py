@@ -33,7 +33,6 @@ OLDER_EMITTER = {"xla_cpu_use_fusion_emitters": False}
 def may_be_differentiated(tree) -> bool:
     """False when every array in `tree`, and every value its functions close over, is
     concrete or only batched by `vmap`: such a call cannot be differentiated."""
-    from ._structural import StructuralFunction, _Identity, _key
 
     def traced(x):
         # a vmap tracer holds its batched value in `val` (if that ever changes, every
@@ -41,6 +40,19 @@ def may_be_differentiated(tree) -> bool:
         while type(x).__name__ == "BatchTracer" and hasattr(x, "val"):
             x = x.val
         return isinstance(x, jax.core.Tracer)
+
+    return _any_leaf(tree, traced)
+
+
+def nothing_traced(tree) -> bool:
+    """True when every array in `tree`, and every value its functions close over, is
+    concrete: no transformation is tracing it."""
+    return not _any_leaf(tree, lambda x: isinstance(x, jax.core.Tracer))
+
+
+def _any_leaf(tree, traced) -> bool:
+    """Whether `traced` holds for a leaf of `tree` or a value its functions close over."""
+    from ._structural import StructuralFunction, _Identity, _key
 
     def closes_over_traced(key):  # a function's structural key holds its closure's tracers
         if isinstance(key, _Identity):

@@ -174,3 +174,22 @@ def structural_jit(fn):
         return jitted(*args, **kwargs)
 
     return call
+
+
+def compiled_when_concrete(fn):
+    """`fn` run as one compiled program (`structural_jit`) when nothing in its arguments
+    is traced (`flexjax._emitter.nothing_traced`), and as written otherwise: for a
+    model's evaluation methods (`System.mass`, `constraints`, ...), which called on
+    numbers would otherwise run, and on a first call compile, one small program per
+    array operation. Inside a transformation they are traced into the caller's program."""
+    from ._emitter import nothing_traced
+
+    jitted = structural_jit(fn)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if nothing_traced((args, kwargs)):
+            return jitted(*args, **kwargs)
+        return fn(*args, **kwargs)
+
+    return call

@@ -13,12 +13,12 @@ import jax.scipy.linalg
 import numpy as np
 from jaxtyping import Array, Float
 
-from ._checks import check_finite_leaves, check_points, is_concrete, warn_if_moved
+from ._checks import check_finite_leaves, check_points, is_concrete, known_value, warn_if_moved
 from ._custom_types import Scalar
 from ._emitter import forward_jit
 from ._gc import gc_paused
 from ._grouping import gather_rows, groups, map_stacked, signature
-from ._structural import structural
+from ._structural import compiled_when_concrete, structural
 from .bodies.base import AbstractBody
 from .forces.base import AbstractForce, AbstractStatefulForce
 from .joints.base import AbstractJoint, AbstractVelocityConstraint
@@ -207,6 +207,7 @@ class System(eqx.Module):
             raise ValueError(f"System: expected coordinates of shape ({self.nq},), got {jnp.shape(q)}.")
 
     # -- equations of motion -----------------------------------------------------
+    @compiled_when_concrete
     def mass(self, q: Float[Array, " nq"]) -> Float[Array, "nq nq"]:
         """Mass matrix $M(q)$ (block diagonal over bodies)."""
         self._check_q(q)
@@ -214,6 +215,7 @@ class System(eqx.Module):
             return self.dense_mass
         return jax.scipy.linalg.block_diag(*self._per_body(lambda b, qb: b.mass_matrix(qb), q))
 
+    @compiled_when_concrete
     def mass_product(self, q: Float[Array, " nq"], a: Float[Array, " nq"]) -> Float[Array, " nq"]:
         r"""$M(q)\,a$ body by body (`AbstractBody.mass_product`), without forming $M$:
         linear in the number of elements for meshed beams."""
@@ -237,15 +239,18 @@ class System(eqx.Module):
         M = self.mass(jnp.zeros((self.nq,), float))
         return eqx.tree_at(lambda s: s.dense_mass, self, M, is_leaf=lambda x: x is None)
 
+    @compiled_when_concrete
     def forces(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: Scalar) -> Float[Array, " nq"]:
         """Generalized forces $Q(q, \\dot q, t)$: body internal forces plus force elements."""
         return self.element_forces(q, v, t, self.body_forces(q, v, t))
 
+    @compiled_when_concrete
     def body_forces(self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: Scalar) -> Float[Array, " nq"]:
         """The bodies' own generalized forces (elastic, damping, quadratic velocity)."""
         self._check_q(q)
         return jnp.concatenate(self._per_body(lambda b, qb, vb: b.force(qb, vb, t), q, v))
 
+    @compiled_when_concrete
     def element_forces(
         self, q: Float[Array, " nq"], v: Float[Array, " nq"], t: Scalar, start: Float[Array, " nq"] | None = None
     ) -> Float[Array, " nq"]:
@@ -266,21 +271,25 @@ class System(eqx.Module):
                 Q = Q + jnp.pad(Qi, (self.offsets[i], self.nq - self.offsets[i + 1]))
         return Q
 
+    @compiled_when_concrete
     def constraints(self, q: Float[Array, " nq"], t: Scalar) -> Float[Array, " m"]:
         r"""Constraint residual $\Phi(q, t)$."""
         self._check_q(q)
         parts = self._per_body(lambda b, qb: b.constraints(qb), q) + self._joint_rows(q, t)
         return jnp.concatenate([jnp.reshape(r, (-1,)) for r in parts] + [jnp.zeros((0,), q.dtype)])
 
+    @compiled_when_concrete
     def constraints_q(self, q, t) -> Float[Array, "m nq"]:
         r"""Constraint Jacobian $\Phi_q$ by forward-mode autodiff."""
         return jax.jacfwd(self.constraints)(q, t)
 
+    @compiled_when_concrete
     def constraint_velocity(self, q, v, t) -> Float[Array, " m"]:
         r"""$\dot\Phi = \Phi_q \dot q + \Phi_t$."""
         t = jnp.asarray(t, q.dtype)
         return jax.jvp(self.constraints, (q, t), (v, jnp.ones_like(t)))[1]
 
+    @compiled_when_concrete
     def gamma(self, q, v, t) -> Float[Array, " m"]:
         r"""Acceleration right-hand side $\gamma$ with $\Phi_q \ddot q = \gamma$:
         $\gamma = -(\Phi_q \dot q)_q \dot q - 2\Phi_{qt}\dot q - \Phi_{tt}$,
@@ -288,6 +297,7 @@ class System(eqx.Module):
         t = jnp.asarray(t, q.dtype)
         return -jax.jvp(lambda qq, tt: self.constraint_velocity(qq, v, tt), (q, t), (v, jnp.ones_like(t)))[1]
 
+    @compiled_when_concrete
     def nonholonomic(self, q, v, t) -> Float[Array, " p"]:
         r"""Velocity-level constraint residual $\psi(q, \dot q, t)$."""
         rows = []
@@ -306,6 +316,7 @@ class System(eqx.Module):
             )
         return jnp.concatenate([jnp.reshape(r, (-1,)) for r in rows] + [jnp.zeros((0,), q.dtype)])
 
+    @compiled_when_concrete
     def acceleration_constraints(self, q, v, t):
         r"""All constraints at acceleration level, $A\,\ddot q = b$.
 
@@ -366,10 +377,12 @@ class System(eqx.Module):
         return tuple(out)
 
     # -- energy -------------------------------------------------------------------
+    @compiled_when_concrete
     def kinetic_energy(self, q, v) -> Scalar:
         r"""$T = \tfrac12 \dot q^T M \dot q$."""
         return 0.5 * v @ self.mass_product(q, v)
 
+    @compiled_when_concrete
     def potential_energy(self, q, t) -> Scalar:
         """Elastic energy of the bodies plus the potentials of the force elements."""
         V = sum(self._per_body(lambda b, qb: b.potential_energy(qb), q), jnp.zeros((), q.dtype))
@@ -377,6 +390,7 @@ class System(eqx.Module):
             V = V + f.potential_energy(tuple(self.bodies[i] for i in idx), tuple(self._part(q, i) for i in idx), t)
         return V
 
+    @compiled_when_concrete
     def energy(self, q, v, t) -> Scalar:
         """Total mechanical energy $T + V$ (non-conservative loads have no potential)."""
         return self.kinetic_energy(q, v) + self.potential_energy(q, t)
@@ -411,10 +425,12 @@ class System(eqx.Module):
 
 def _checked_projection(q, v, res_q, res_v, tol=CONSISTENT_TOL):
     """`(q, v)`, or `InconsistentInitialConditions` when the residuals exceed `tol`
-    (under a transformation, an `eqx.error_if` on `q`)."""
-    if is_concrete(res_q):
-        if not (float(res_q) <= tol and float(res_v) <= tol):
-            raise InconsistentInitialConditions(_INCONSISTENT.format(float(res_q), float(res_v), tol))
+    (an `eqx.error_if` on `q` where the residuals are not known numbers: under `jit` or
+    `vmap`). Under `grad` the numbers are known and checked here: no small programs."""
+    known_q, known_v = known_value(res_q), known_value(res_v)
+    if known_q is not None and known_v is not None:
+        if not (float(known_q) <= tol and float(known_v) <= tol):
+            raise InconsistentInitialConditions(_INCONSISTENT.format(float(known_q), float(known_v), tol))
         return q, v
     q = eqx.error_if(q, ~((res_q <= tol) & (res_v <= tol)), "inconsistent initial conditions")
     return q, v
@@ -423,7 +439,7 @@ def _checked_projection(q, v, res_q, res_v, tol=CONSISTENT_TOL):
 def check_projection(traj, res_q, res_v):
     """`traj` of a run that started from a projected state, checked as
     `System.consistent_state` checks its result."""
-    if is_concrete(res_q):  # numbers: checked in Python, nothing to index (no small programs)
+    if known_value(res_q) is not None:  # numbers: checked in Python, nothing to index (no small programs)
         _checked_projection(None, None, res_q, res_v)
         return traj
     q0, _ = _checked_projection(traj.q[0], traj.v[0], res_q, res_v)

@@ -82,6 +82,68 @@ def test_start_state_helpers_are_one_program_each():
     np.testing.assert_allclose(np.asarray(q), [0.0, 0.0, 2 * np.sin(0.4), -2 * np.cos(0.4)], rtol=1e-15)
 
 
+def test_model_functions_on_numbers_are_one_program_each():
+    """`System.constraints`, `constraints_q`, `mass` and `energy` called on numbers are
+    one compiled program each (not one small program per array operation), reused for
+    new states, times and a rebuilt model; inside `jit`, `vmap` and `grad` they are traced
+    as written, with equal values."""
+    crank = flexible_slider_crank(omega=150.0, n_elements=5)  # a size no other test uses
+    q, v = flexible_slider_crank_state(crank)
+    methods = {
+        "constraints": lambda s, q, v, t: s.constraints(q, t),
+        "constraints_q": lambda s, q, v, t: s.constraints_q(q, t),
+        "mass": lambda s, q, v, t: s.mass(q),
+        "energy": lambda s, q, v, t: s.energy(q, v, t),
+    }
+    q1, rebuilt = q + 1e-3, flexible_slider_crank(omega=160.0, n_elements=5)
+    for name, f in methods.items():
+        with count_compiles() as compiles:
+            value = f(crank, q, v, 0.0)
+        assert compiles == [f"jit({name})"], compiles
+        with count_compiles() as compiles:  # another state and time, a rebuilt model
+            f(crank, q1, v, 0.01)
+            f(rebuilt, q, v, 0.0)
+        assert compiles == [], (name, compiles)
+        traced = jax.jit(lambda q, f=f: f(crank, q, v, 0.0))(q)
+        np.testing.assert_allclose(
+            np.asarray(value), np.asarray(traced), rtol=1e-13, atol=1e-13 * (1.0 + float(jnp.max(jnp.abs(traced))))
+        )
+    # under vmap: each row equals a call on numbers; under grad: dE/dv = M v
+    qs = jnp.stack([q, q1])
+    rows = jax.vmap(lambda qi: crank.constraints(qi, 0.0))(qs)
+    np.testing.assert_allclose(np.asarray(rows[1]), np.asarray(crank.constraints(qs[1], 0.0)), rtol=0, atol=1e-14)
+    dE = jax.grad(lambda vv: crank.energy(q, vv, 0.0))(v)
+    np.testing.assert_allclose(np.asarray(dE), np.asarray(crank.mass(q) @ v), rtol=1e-12, atol=1e-9)
+
+
+def test_gradient_through_a_projected_start_checks_it_in_python():
+    """Under `jax.grad` the projection's residuals are known numbers: they are checked in
+    Python (an `InconsistentInitialConditions` naming them), with no small programs
+    for the check; the gradient's programs are the run's two (forward, transposed)."""
+    q0, v0 = fj.models.pendulum_state(0.3)
+    off = q0.at[3].add(1e-7)  # projected, as under any grad
+    loss = lambda length: fj.simulate(fj.models.pendulum(length=length), off, v0, 0.004, 1e-3).q[-1, 2]
+    jax.grad(loss)(1.0)  # compiled once (the loss's own indexing included)
+    with count_compiles() as compiles:
+        jax.grad(loss)(1.1)
+    assert compiles == [], compiles
+    with count_compiles() as compiles:
+        # another program (checkpointed), the same shapes: the loss's indexing is compiled
+        run = lambda length: fj.simulate(fj.models.pendulum(length=length), off, v0, 0.004, 1e-3, checkpoint=True)
+        jax.grad(lambda length: run(length).q[-1, 2])(1.0)
+    assert compiles == ["jit(_whole_run)"] * 2, compiles
+    bar = fj.RigidBar2D(1.0, 1.0)
+    joints = lambda x: [
+        fj.RevoluteJoint(0, [0.0, 0.0], None, [0.0, 0.0]),
+        fj.RevoluteJoint(0, [1.0, 0.0], None, [x, 0.0]),
+    ]
+    impossible = lambda x: fj.simulate(
+        fj.System([bar], joints(x)), jnp.array([0.0, 0.0, 1.0, 0.0]), jnp.zeros(4), 0.002, 1e-3
+    ).q[-1, 0]
+    with pytest.raises(fj.InconsistentInitialConditions, match=r"max \|Phi\|"):
+        jax.grad(impossible)(3.0)
+
+
 def test_collector_paused_while_tracing_and_handed_back():
     """The entry points trace with Python's cyclic garbage collector paused
     (`flexjax._gc`): it is off while `simulate`'s program is traced (seen from inside the

@@ -44,6 +44,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from .._custom_types import Scalar
+from .._structural import structural_jit
 from ..bodies.ancf3d import AncfBeam3D, straight_beam_coordinates_3d
 from ..bodies.rigid import RigidBody3D
 from ..bodies.sections import CircularSection
@@ -311,7 +313,8 @@ def _ncf(origin, axes):
     return jnp.concatenate([origin, axes[:, 0], axes[:, 1], axes[:, 2]])
 
 
-def kinematic_state(system: System, t0: float = 0.0, path: PlatformCirclePath | None = None, geometry=GEOMETRY):
+@structural_jit  # one small program instead of one per array operation
+def kinematic_state(system: System, t0: Scalar = 0.0, path: PlatformCirclePath | None = None, geometry=GEOMETRY):
     """Coordinates of the rigid mechanism at `path(t0)` (rods straight and unstrained),
     with zero velocities (the cycloidal path starts at rest)."""
     path = PlatformCirclePath() if path is None else path

@@ -32,7 +32,7 @@ from .._checks import check_x64, is_concrete
 from .._emitter import forward_jit
 from .._gc import gc_paused
 from .._structural import structural
-from ..results import RESULTS
+from ..results import RESULTS, code
 from ..system import System
 from ..trajectory import SolverError
 from ._implicit import implicit_root
@@ -71,8 +71,12 @@ class _Increment(eqx.Module):
 
 
 @forward_jit
-def _solve(system, x0, factors, t, rtol, atol, max_iter):
+def _solve(system, q0, t, rtol, atol, max_iter, load_steps: int) -> StaticSolution:
+    """The whole solve as one program (the load factors, the steps and the result), so
+    that a first call compiles it and no small programs."""
     nq = system.nq
+    factors = jnp.arange(1, load_steps + 1, dtype=q0.dtype) / load_steps
+    x0 = jnp.concatenate([q0, jnp.zeros(system.nconstraints, q0.dtype)])
 
     def residual_at(f):
         def residual(x):
@@ -95,7 +99,16 @@ def _solve(system, x0, factors, t, rtol, atol, max_iter):
         r = jnp.max(jnp.abs(residual(x)))
         return x, (err, it, jnp.where(jnp.isfinite(r), r, jnp.inf))
 
-    return jax.lax.scan(step, x0, factors)
+    x, (err, iters, res) = jax.lax.scan(step, x0, factors)
+    return StaticSolution(
+        q=x[:nq],
+        lam=x[nq:],
+        load_factors=factors,
+        iterations=iters.astype(int),
+        error=err,
+        residual=res,
+        result=RESULTS.where(jnp.any(~(err <= 1.0)), RESULTS.static_failed, RESULTS.successful),
+    )
 
 
 @gc_paused
@@ -140,35 +153,23 @@ def solve_static(
         raise ValueError(f"solve_static: `q0` must have shape ({system.nq},), got {q0.shape}.")
     if is_concrete(q0) and not np.isfinite(np.asarray(q0)).all():
         raise ValueError("solve_static: `q0` contains NaN or inf.")
-    factors = jnp.arange(1, load_steps + 1, dtype=q0.dtype) / load_steps
-    x0 = jnp.concatenate([q0, jnp.zeros(system.nconstraints, q0.dtype)])
     # structural: a rebuilt model of equal structure reuses the compiled solve
-    x, (err, iters, res) = _solve(structural(system), x0, factors, jnp.asarray(t, q0.dtype), rtol, atol, max_iter)
-    failed = ~(err <= 1.0)
-    sol = StaticSolution(
-        q=x[: system.nq],
-        lam=x[system.nq :],
-        load_factors=factors,
-        iterations=iters.astype(int),
-        error=err,
-        residual=res,
-        result=RESULTS.where(jnp.any(failed), RESULTS.static_failed, RESULTS.successful),
-    )
+    sol = _solve(structural(system), q0, jnp.asarray(t, q0.dtype), rtol, atol, max_iter, load_steps)
     if not throw:
         return sol
     if sol.result.is_traced():
         q = sol.result.error_if(sol.q, sol.result != RESULTS.successful)
         return eqx.tree_at(lambda s: s.q, sol, q)
-    if not bool(sol.result == RESULTS.successful):
+    if np.any(code(sol.result) != code(RESULTS.successful)):  # numpy: no small program
         from .._diagnose import static_failure_causes
 
-        k = int(np.argmax(np.asarray(failed)))
+        k = int(np.argmax(~(np.asarray(sol.error) <= 1.0)))
         causes = static_failure_causes(system, q0, sol.q, t)
         raise SolverError(
             f"solve_static: Newton did not converge at load step {k + 1} of {load_steps} "
-            f"(load factor {float(factors[k]):.4g}) after {int(sol.iterations[k])} iterations: "
-            f"scaled increment {float(err[k]):.3e} (must be <= 1), max |residual| "
-            f"{float(res[k]):.3e}; "
+            f"(load factor {float(sol.load_factors[k]):.4g}) after {int(sol.iterations[k])} iterations: "
+            f"scaled increment {float(sol.error[k]):.3e} (must be <= 1), max |residual| "
+            f"{float(sol.residual[k]):.3e}; "
             + (
                 "likely cause: " + "; ".join(causes) + "."
                 if causes
