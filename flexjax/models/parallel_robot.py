@@ -173,13 +173,20 @@ def forward_kinematics(theta, guess=CIRCLE_CENTRE, geometry=GEOMETRY, iterations
     return P
 
 
+@structural_jit  # one small program instead of one per array operation
+def _workspace_samples(path: PlatformCirclePath, geometry, samples: int):
+    """Platform centres at `samples` instants of one period, and per chain the ratio
+    $K/\rho$ and the tangential offset $y/L_r$ at each (`_k_ratio`)."""
+    points = jax.vmap(path)(jnp.linspace(0.0, path.period, samples))
+    ratios = [jax.vmap(lambda P, phi=phi: _k_ratio(P, phi, geometry)[:2])(points) for phi in CHAIN_AZIMUTHS]
+    return points, jnp.stack([jnp.stack(r) for r in ratios])
+
+
 def check_workspace(path: PlatformCirclePath, geometry=GEOMETRY, samples: int = 721) -> None:
     """Raise `ValueError` when the platform circle leaves the usable workspace
     ($|K|/\\rho \\le 0.98$ and $|y| \\le 0.8 L_r$ in every chain, see the module docstring)."""
-    t = np.linspace(0.0, float(path.period), samples)
-    points = np.asarray(jax.vmap(path)(jnp.asarray(t)))
-    for k, phi in enumerate(CHAIN_AZIMUTHS):
-        ratio, tangential, _ = jax.vmap(lambda P, phi=phi: _k_ratio(P, phi, geometry))(jnp.asarray(points))
+    points, ratios = (np.asarray(x) for x in _workspace_samples(path, geometry, samples))
+    for k, (ratio, tangential) in enumerate(ratios):
         worst = int(np.argmax(np.abs(np.asarray(ratio))))
         if not np.all(np.abs(np.asarray(ratio)) <= K_MARGIN):
             raise ValueError(
