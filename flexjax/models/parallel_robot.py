@@ -175,7 +175,7 @@ def forward_kinematics(theta, guess=CIRCLE_CENTRE, geometry=GEOMETRY, iterations
 
 @structural_jit  # one small program instead of one per array operation
 def _workspace_samples(path: PlatformCirclePath, geometry, samples: int):
-    """Platform centres at `samples` instants of one period, and per chain the ratio
+    r"""Platform centres at `samples` instants of one period, and per chain the ratio
     $K/\rho$ and the tangential offset $y/L_r$ at each (`_k_ratio`)."""
     points = jax.vmap(path)(jnp.linspace(0.0, path.period, samples))
     ratios = [jax.vmap(lambda P, phi=phi: _k_ratio(P, phi, geometry)[:2])(points) for phi in CHAIN_AZIMUTHS]
