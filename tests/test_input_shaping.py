@@ -37,6 +37,43 @@ def test_multimode_shaper_cancels_every_mode():
     assert float(residual_vibration(s, 4.0, 0.02)) > 0.05  # a mode it was not designed for
 
 
+def test_multimode_shaper_on_numbers_is_one_program_and_equals_the_convolutions():
+    """On numbers, `multimode_zvd` is one compiled program (each mode's ZVD shaper and
+    convolution op by op were 38 small programs for four modes); its impulses equal the
+    convolution of the single-mode shapers (eq. 57), under `jit` and `grad` too; bad
+    frequencies and damping ratios are refused by name."""
+    omegas, zetas = jnp.array([2.0, 7.0, 19.0, 41.0]), jnp.array([0.0, 0.01, 0.02, 0.05])
+    compiles, faster = [], 1.1 * omegas
+    listener = lambda event, duration, fun_name=None, **kw: (
+        compiles.append(fun_name) if event == "/jax/core/compile/backend_compile_duration" else None
+    )
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        multimode_zvd(omegas, zetas)
+        first = list(compiles)
+        s = multimode_zvd(faster, zetas)  # new values: nothing compiles
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    assert first.count("jit(_convolved_impulses)") == 1 and len(first) <= 3, first  # + the inputs' conversion
+    assert compiles == first, compiles
+    omegas = faster
+    ref = zvd(omegas[0], zetas[0])
+    for w, z in zip(omegas[1:], zetas[1:], strict=True):
+        ref = ref.convolve(zvd(w, z))
+    np.testing.assert_allclose(np.asarray(s.times), np.asarray(ref.times), rtol=1e-15, atol=0)
+    np.testing.assert_allclose(np.asarray(s.amplitudes), np.asarray(ref.amplitudes), rtol=1e-14, atol=0)
+    traced = jax.jit(lambda w: multimode_zvd(w, zetas).times)(omegas)
+    np.testing.assert_allclose(np.asarray(traced), np.asarray(s.times), rtol=1e-15, atol=0)
+    # d(duration)/d(omega_1) = -2 pi / omega_1^2 / sqrt(1 - zeta_1^2): the slowest mode's two half periods
+    g = jax.grad(lambda w: multimode_zvd(w, zetas).duration)(omegas)
+    expected = [-2 * np.pi / (float(w) ** 2 * np.sqrt(1 - float(z) ** 2)) for w, z in zip(omegas, zetas, strict=True)]
+    np.testing.assert_allclose(np.asarray(g), expected, rtol=1e-12)
+    with pytest.raises(ValueError, match="omega_n"):
+        multimode_zvd(jnp.array([2.0, -1.0]))
+    with pytest.raises(ValueError, match="zeta"):
+        multimode_zvd(omegas[:2], jnp.array([0.1, 1.0]))
+
+
 def test_shaped_step_leaves_an_undamped_oscillator_at_rest():
     # x'' = w^2 (u_IS(t) - x): after the last impulse x = 1 and x' = 0 exactly
     w = 2.5

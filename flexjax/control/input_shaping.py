@@ -9,9 +9,11 @@ smooth reference $u$; see `references.RestToRest`).
 
 import equinox as eqx
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 from .._checks import check_finite, is_concrete
+from .._structural import compiled_when_concrete
 
 
 class Shaper(eqx.Module):
@@ -30,7 +32,7 @@ class Shaper(eqx.Module):
             )
         check_finite("Shaper", "times", self.times)
         check_finite("Shaper", "amplitudes", self.amplitudes)
-        if is_concrete(self.times) and bool(jnp.any(self.times < 0)):
+        if is_concrete(self.times) and np.any(np.asarray(self.times) < 0):
             raise ValueError(f"Shaper: impulse times must be >= 0, got {self.times}.")
 
     def convolve(self, other: "Shaper") -> "Shaper":
@@ -61,10 +63,7 @@ def zvd(omega_n, zeta=0.0) -> Shaper:
     **Arguments:** `omega_n` natural frequency (rad/s, > 0), `zeta` damping ratio in [0, 1).
     """
     omega_n, zeta = jnp.asarray(omega_n, float), jnp.asarray(zeta, float)
-    if is_concrete(omega_n) and not float(omega_n) > 0:
-        raise ValueError(f"zvd: `omega_n` must be positive (rad/s), got {float(omega_n)}.")
-    if is_concrete(zeta) and not 0 <= float(zeta) < 1:
-        raise ValueError(f"zvd: `zeta` must lie in [0, 1), got {float(zeta)}.")
+    _check_modes("zvd", omega_n, zeta)
     root = jnp.sqrt(1 - zeta**2)
     omega_d = omega_n * root
     K = jnp.exp(-zeta * jnp.pi / root)
@@ -73,14 +72,30 @@ def zvd(omega_n, zeta=0.0) -> Shaper:
     return Shaper(times, jnp.stack([jnp.ones_like(K), 2 * K, K**2]) / norm)
 
 
+def _check_modes(owner: str, omega_n, zeta) -> None:
+    """`ValueError` for concrete frequencies that are not positive or damping ratios
+    outside [0, 1) (read with numpy: no small programs)."""
+    if is_concrete(omega_n) and not np.all(np.asarray(omega_n) > 0):
+        raise ValueError(f"{owner}: `omega_n` must be positive (rad/s), got {np.asarray(omega_n)}.")
+    if is_concrete(zeta) and not np.all((np.asarray(zeta) >= 0) & (np.asarray(zeta) < 1)):
+        raise ValueError(f"{owner}: `zeta` must lie in [0, 1), got {np.asarray(zeta)}.")
+
+
 def multimode_zvd(omegas, zetas=None) -> Shaper:
     """Convolution of the ZVD shapers of several modes (eq. 57); `3**len(omegas)` impulses."""
     omegas = jnp.atleast_1d(jnp.asarray(omegas, float))
     zetas = jnp.zeros_like(omegas) if zetas is None else jnp.broadcast_to(jnp.asarray(zetas, float), omegas.shape)
+    _check_modes("multimode_zvd", omegas, zetas)
+    return Shaper(*_convolved_impulses(omegas, zetas))
+
+
+@compiled_when_concrete  # on numbers one program, not one per array operation of each mode
+def _convolved_impulses(omegas, zetas):
+    """Times and amplitudes of the convolved ZVD shapers of `omegas`, `zetas` (eq. 57)."""
     shaper = zvd(omegas[0], zetas[0])
-    for w, z in zip(omegas[1:], zetas[1:], strict=True):
-        shaper = shaper.convolve(zvd(w, z))
-    return shaper
+    for k in range(1, omegas.shape[0]):
+        shaper = shaper.convolve(zvd(omegas[k], zetas[k]))
+    return shaper.times, shaper.amplitudes
 
 
 def residual_vibration(shaper: Shaper, omega_n, zeta=0.0):
