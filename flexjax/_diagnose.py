@@ -12,8 +12,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import ConsistencyWarning, is_concrete, warn_if_moved
-from ._emitter import forward_jit
+from ._checks import ConsistencyWarning, warn_if_moved
+from ._emitter import forward_jit, nothing_traced
 from .results import RESULTS, code
 from .system import linearized_constraints
 
@@ -24,10 +24,6 @@ ROUNDING_TOL = 64 * float(np.finfo(np.float64).eps)
 RANK_RTOL = 1e-9  # singular values of Phi_q below this fraction of the largest count as zero
 LAMBDA_LARGE = 1e12  # multipliers (N, N m) beyond this mean a (near) singular Newton matrix
 DRIFT_GROWTH = 1e3  # growth of the constraint residual that counts as a diverging drift
-
-
-def _all_concrete(tree) -> bool:
-    return all(is_concrete(x) for x in jax.tree_util.tree_leaves(tree))
 
 
 @forward_jit
@@ -102,12 +98,12 @@ def check_start(
     """
     if system.nconstraints + system.nvelocity_constraints == 0:
         return True
-    if not _all_concrete((system, q0, v0, t0)):
+    if not nothing_traced((system, q0, v0, t0)):  # arrays and the model's closures
         return False
     t = jnp.asarray(t0, float)
     q, v = np.asarray(q0, float), np.asarray(v0, float)
     start = _start_residuals(system, jnp.asarray(q), jnp.asarray(v), t)
-    if not _all_concrete(start):  # the model's functions close over traced values
+    if not nothing_traced(start):  # traced values the walk above cannot see (an object's attribute)
         return False
     Phi, J, res_v = (np.asarray(x) for x in start)
     scale_q, scale_v = max(1.0, float(np.max(np.abs(q)))), max(1.0, float(np.max(np.abs(v))))

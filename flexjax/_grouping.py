@@ -90,7 +90,7 @@ def map_stacked(fn, modules, arrays):
 
 
 # stretches of equal stride up to which a group's rows are read by slices (the parallel
-# robot's groups of 5-7 stretches compiled and ran slower so than by one gather)
+# robot's groups of 5-7 stretches compiled and ran slower that way than by one gather)
 MAX_STRETCHES = 2
 
 
