@@ -149,19 +149,29 @@ class System(eqx.Module):
     def _index(self, i) -> np.ndarray:
         return np.arange(self.offsets[i], self.offsets[i + 1])
 
-    def _per_body(self, fn, *xs) -> list:
-        """`[fn(body, *(x's part of it)) for each body]`, bodies of equal signature
-        (`flexjax._grouping`) through one `vmap` instead of one traced copy each."""
-        out = [None] * len(self.bodies)
-        for g in groups(signature(b) for b in self.bodies):
+    def _per_body(self, fn, *xs, bodies: tuple[int, ...] | None = None) -> list:
+        """`[fn(body, *(x's part of it)) for each body]` (of `bodies`, default all, in
+        that order), bodies of equal signature (`flexjax._grouping`) through one `vmap`
+        instead of one traced copy each."""
+        which = tuple(range(len(self.bodies))) if bodies is None else tuple(bodies)
+        out = [None] * len(which)
+        for g in groups(signature(self.bodies[i]) for i in which):
             if len(g) == 1:
-                out[g[0]] = fn(self.bodies[g[0]], *(self._part(x, g[0]) for x in xs))
+                i = which[g[0]]
+                out[g[0]] = fn(self.bodies[i], *(self._part(x, i) for x in xs))
                 continue
-            index = np.stack([self._index(i) for i in g])
-            res = map_stacked(fn, [[self.bodies[i] for i in g]], [gather_rows(x, index) for x in xs])
-            for k, i in enumerate(g):
-                out[i] = jax.tree_util.tree_map(lambda r, k=k: r[k], res)
+            index = np.stack([self._index(which[k]) for k in g])
+            res = map_stacked(fn, [[self.bodies[which[k]] for k in g]], [gather_rows(x, index) for x in xs])
+            for r, k in enumerate(g):
+                out[k] = jax.tree_util.tree_map(lambda a, r=r: a[r], res)
         return out
+
+    def _element_parts(self, f, idx, q, v, t) -> list:
+        """The forces of element `f` on its bodies `idx`, in order."""
+        if f.per_body:  # equal bodies through one vmap
+            return self._per_body(lambda b, qb, vb: f.body_force(b, qb, vb, t), q, v, bodies=idx)
+        bodies = tuple(self.bodies[i] for i in idx)
+        return list(f.force(bodies, tuple(self._part(q, i) for i in idx), tuple(self._part(v, i) for i in idx), t))
 
     def _joint_rows(self, q, t) -> list:
         """Each joint's constraint rows, joints of equal signature between bodies of equal
@@ -259,12 +269,7 @@ class System(eqx.Module):
         self._check_q(q)
         Q = jnp.zeros_like(q) if start is None else start
         for f, idx in zip(self.force_elements, self.force_bodies, strict=True):
-            parts = f.force(
-                tuple(self.bodies[i] for i in idx),
-                tuple(self._part(q, i) for i in idx),
-                tuple(self._part(v, i) for i in idx),
-                t,
-            )
+            parts = self._element_parts(f, idx, q, v, t)
             for i, Qi in zip(idx, parts, strict=True):
                 # a padded add, not `.at[].add`: XLA fuses a pad with the sum, where an
                 # indexed update is a scatter, a kernel (or loop) of its own per force
@@ -387,7 +392,11 @@ class System(eqx.Module):
         """Elastic energy of the bodies plus the potentials of the force elements."""
         V = sum(self._per_body(lambda b, qb: b.potential_energy(qb), q), jnp.zeros((), q.dtype))
         for f, idx in zip(self.force_elements, self.force_bodies, strict=True):
-            V = V + f.potential_energy(tuple(self.bodies[i] for i in idx), tuple(self._part(q, i) for i in idx), t)
+            if f.per_body:  # equal bodies through one vmap
+                each = self._per_body(lambda b, qb, f=f: f.body_potential(b, qb, t), q, bodies=idx)
+                V = V + sum(each, jnp.zeros((), q.dtype))
+            else:
+                V = V + f.potential_energy(tuple(self.bodies[i] for i in idx), tuple(self._part(q, i) for i in idx), t)
         return V
 
     @compiled_when_concrete

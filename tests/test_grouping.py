@@ -44,6 +44,19 @@ def part_by_part(system, q, v, t):
         body_forces=jnp.concatenate([b.force(p, w, t) for b, p, w in each]),
         mass=jax.scipy.linalg.block_diag(*[b.mass_matrix(p) for b, p, _ in each]),
         potential=sum(b.potential_energy(p) for b, p, _ in each),
+        element_forces=sum(  # each force element's `force` on all its bodies at once
+            jnp.pad(Qi, (system.offsets[i], system.nq - system.offsets[i + 1]))
+            for f, idx in zip(system.force_elements, system.force_bodies, strict=True)
+            for i, Qi in zip(
+                idx,
+                f.force([system.bodies[i] for i in idx], [parts[i] for i in idx], [vels[i] for i in idx], t),
+                strict=True,
+            )
+        ),
+        element_potential=sum(
+            f.potential_energy([system.bodies[i] for i in idx], [parts[i] for i in idx], t)
+            for f, idx in zip(system.force_elements, system.force_bodies, strict=True)
+        ),
     )
 
 
@@ -77,6 +90,12 @@ def test_grouped_maps_equal_the_part_by_part_definitions(state):
         np.testing.assert_allclose(value, ref[name], rtol=1e-13, atol=1e-13 * float(jnp.max(jnp.abs(ref[name]))))
     elastic = fj.System(system.bodies, system.joints).potential_energy(q, 0.3)  # bodies only, no gravity
     np.testing.assert_allclose(elastic, ref["potential"], rtol=1e-13)
+    # gravity acts on each body alike (`per_body`): equal bodies through one vmap, also
+    # on a subset of the bodies named out of order
+    for s in (system, fj.System(system.bodies, system.joints, [fj.Gravity((0.3, -9.81), bodies=(4, 0, 2))])):
+        ref = part_by_part(s, q, v, 0.3)
+        np.testing.assert_allclose(s.element_forces(q, v, 0.3), ref["element_forces"], rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(s.potential_energy(q, 0.3), elastic + ref["element_potential"], rtol=1e-13)
 
 
 def test_gradient_with_respect_to_one_grouped_part_is_exact(state):
@@ -106,7 +125,7 @@ def test_traced_program_does_not_grow_with_the_number_of_equal_links():
     def size(n):
         system = chain(n)
         q = jnp.zeros(system.nq)
-        return equations(jax.make_jaxpr(lambda q: (system.constraints(q, 0.0), system.body_forces(q, q, 0.0)))(q).jaxpr)
+        return equations(jax.make_jaxpr(lambda q: (system.constraints(q, 0.0), system.forces(q, q, 0.0)))(q).jaxpr)
 
     # one copy per link (and per joint) would make 9 links about 2.8 times the program of 3
     assert size(9) < 1.3 * size(3)

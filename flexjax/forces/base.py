@@ -23,11 +23,26 @@ class AbstractForce(eqx.Module):
     `center_of_mass`, node maps), so that it couples no more than the body itself
     declares (`AbstractBody.coupling`); `False` (the default, always safe): it may couple
     every coordinate of all its bodies with every other.
+
+    `per_body` (static): `True` when the element acts on each of its bodies alone and
+    alike, so that `force` is `body_force(body, q, v, t)` body by body and
+    `potential_energy` the sum of `body_potential(body, q, t)`; the system then
+    evaluates bodies of equal structure through one `vmap` (`flexjax._grouping`)
+    instead of tracing one copy per body. Such an element defines both methods.
     """
 
     bodies: eqx.AbstractVar[tuple[int, ...] | None]
     dim: eqx.AbstractVar[int | None]  # 2, 3, or None for any dimension
     separable: ClassVar[bool] = False
+    per_body: ClassVar[bool] = False
+
+    def body_force(self, body, q, v, t: Scalar) -> Float[Array, " n"]:
+        """The force on one body (elements with `per_body`)."""
+        raise NotImplementedError(f"{type(self).__name__} does not act body by body (`per_body` is False).")
+
+    def body_potential(self, body, q, t: Scalar) -> Scalar:
+        """The potential energy of the element on one body (elements with `per_body`)."""
+        raise NotImplementedError(f"{type(self).__name__} does not act body by body (`per_body` is False).")
 
     @abc.abstractmethod
     def force(self, bodies, qs, vs, t: Scalar) -> tuple[Float[Array, " n"], ...]:

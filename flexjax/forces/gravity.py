@@ -23,6 +23,7 @@ class Gravity(AbstractForce):
     bodies: tuple[int, ...] | None = eqx.field(static=True)
     dim: int = eqx.field(static=True)
     separable: ClassVar[bool] = True  # each body's force from that body alone
+    per_body: ClassVar[bool] = True  # and by the same law on every body
 
     def __init__(self, g=(0.0, -9.81), bodies=None):
         self.g = jnp.asarray(g, float)
@@ -32,11 +33,14 @@ class Gravity(AbstractForce):
         self.bodies = None if bodies is None else tuple(bodies)
         self.dim = int(self.g.shape[0])
 
-    def _body_potential(self, body, q):
+    def body_potential(self, body, q, t=0.0):
         return -body.total_mass() * (self.g @ body.center_of_mass(q))
 
+    def body_force(self, body, q, v, t):
+        return -jax.grad(lambda qq: self.body_potential(body, qq, t))(q)
+
     def force(self, bodies, qs, vs, t):
-        return tuple(-jax.grad(lambda q, b=b: self._body_potential(b, q))(q) for b, q in zip(bodies, qs, strict=True))
+        return tuple(self.body_force(b, q, v, t) for b, q, v in zip(bodies, qs, vs, strict=True))
 
     def potential_energy(self, bodies, qs, t):
-        return sum((self._body_potential(b, q) for b, q in zip(bodies, qs, strict=True)), jnp.zeros(()))
+        return sum((self.body_potential(b, q, t) for b, q in zip(bodies, qs, strict=True)), jnp.zeros(()))

@@ -120,15 +120,16 @@ class PlatformCirclePath(eqx.Module):
         return jax.jvp(self.velocity, (t,), (jnp.ones_like(t),))[1]
 
 
-def _chain_coordinates(platform_centre, azimuth, geometry):
-    """$(x, y, z)$ of $D = C_i - B_i$ in the chain frame $(e_i, s_i, \\hat z)$."""
-    e, s = _frames(azimuth)
+def _chain_coordinates(platform_centre, frame, geometry):
+    """$(x, y, z)$ of $D = C_i - B_i$ in the chain frame $(e_i, s_i, \\hat z)$; `frame`
+    is $(e_i, s_i)$ (`_frames`)."""
+    e, s = frame
     D = platform_centre + (geometry["platform_radius"] - geometry["base_radius"]) * e
     return D @ e, D @ s, D[2]
 
 
-def _k_ratio(platform_centre, azimuth, geometry):
-    x, y, z = _chain_coordinates(platform_centre, azimuth, geometry)
+def _k_ratio(platform_centre, frame, geometry):
+    x, y, z = _chain_coordinates(platform_centre, frame, geometry)
     La, Lr = geometry["arm_length"], geometry["rod_length"]
     K = (x**2 + y**2 + z**2 + La**2 - Lr**2) / (2 * La)
     return K / jnp.sqrt(x**2 + z**2), y / Lr, jnp.arctan2(z, x)
@@ -137,12 +138,12 @@ def _k_ratio(platform_centre, azimuth, geometry):
 def inverse_kinematics(platform_centre, geometry=GEOMETRY) -> Float[Array, " 3"]:
     r"""Arm angles $\theta_i$ (rad, below the horizontal) that put the platform centre at
     `platform_centre` (elbow-out branch; see the module docstring)."""
-    return jnp.stack([_arm_angle(platform_centre, phi, geometry) for phi in CHAIN_AZIMUTHS])
+    return jnp.stack([_arm_angle(platform_centre, _frames(phi), geometry) for phi in CHAIN_AZIMUTHS])
 
 
-def _arm_angle(platform_centre, azimuth, geometry=GEOMETRY):
-    r"""$\theta_i$ of the chain at `azimuth` (`inverse_kinematics`)."""
-    ratio, _, delta = _k_ratio(platform_centre, azimuth, geometry)
+def _arm_angle(platform_centre, frame, geometry=GEOMETRY):
+    r"""$\theta_i$ of the chain with frame `frame` $= (e_i, s_i)$ (`inverse_kinematics`)."""
+    ratio, _, delta = _k_ratio(platform_centre, frame, geometry)
     return -jnp.arccos(ratio) - delta
 
 
@@ -178,7 +179,7 @@ def _workspace_samples(path: PlatformCirclePath, geometry, samples: int):
     r"""Platform centres at `samples` instants of one period, and per chain the ratio
     $K/\rho$ and the tangential offset $y/L_r$ at each (`_k_ratio`)."""
     points = jax.vmap(path)(jnp.linspace(0.0, path.period, samples))
-    ratios = [jax.vmap(lambda P, phi=phi: _k_ratio(P, phi, geometry)[:2])(points) for phi in CHAIN_AZIMUTHS]
+    ratios = [jax.vmap(lambda P, phi=phi: _k_ratio(P, _frames(phi), geometry)[:2])(points) for phi in CHAIN_AZIMUTHS]
     return points, jnp.stack([jnp.stack(r) for r in ratios])
 
 
@@ -214,13 +215,24 @@ class ArmAngle(eqx.Module):
 
 
 class ActuatorAngle(eqx.Module):
-    """Prescribed angle $\\theta_i(t)$ of chain `chain` from the inverse kinematics of `path`."""
+    """Prescribed angle $\\theta_i(t)$ of chain `chain` (0, 1, 2) from the inverse
+    kinematics of `path`.
+
+    The chain's frame $(e_i, s_i)$ is held as arrays, not the chain number as a static
+    field, so that the three drivers are equal in structure and the system evaluates
+    them through one `vmap` (`flexjax._grouping`) instead of tracing each.
+    """
 
     path: PlatformCirclePath
-    chain: int = eqx.field(static=True)
+    radial: Float[Array, " 3"]
+    tangential: Float[Array, " 3"]
+
+    def __init__(self, path: PlatformCirclePath, chain: int):
+        self.path = path
+        self.radial, self.tangential = _frames(CHAIN_AZIMUTHS[chain])
 
     def __call__(self, t):
-        return _arm_angle(self.path(t), CHAIN_AZIMUTHS[self.chain])  # this chain's only
+        return _arm_angle(self.path(t), (self.radial, self.tangential))  # this chain's only
 
 
 def _slender_inertia(mass, length, radius):
