@@ -13,6 +13,7 @@ import flexjax as fj
 from flexjax.bodies.ancf2d import AncfBeam2D, straight_beam_coordinates
 from flexjax.forces.ancf import AncfNodeTorque, DistributedLoad
 from flexjax.joints.ancf import AncfClamp, AncfPin, AncfRevolute
+from flexjax.results import RESULTS, code
 from flexjax.solvers.statics import solve_static
 
 from .helpers import central_difference
@@ -140,6 +141,30 @@ def test_tip_moment_bends_into_circular_arc_and_clamp_multiplier_is_the_moment()
     assert np.allclose(tip, [R, R], rtol=0, atol=2e-5 * L)
     assert float(beam.node_angle(sol.q, -1)) == pytest.approx(np.pi / 2, abs=1e-5)
     assert float(sol.lam[2]) == pytest.approx(M, rel=1e-8)  # clamping moment
+
+
+def _static_residual(system, q, lam):
+    """max |R| of the static equations at (q, lam), from the system's maps."""
+    zero = jnp.zeros_like(q)
+    forces = system.body_forces(q, zero, 0.0) + system.element_forces(q, zero, 0.0)
+    R = jnp.concatenate([forces - system.constraints_q(q, 0.0).T @ lam, system.constraints(q, 0.0)])
+    return float(jnp.max(jnp.abs(R)))
+
+
+def test_static_solution_reports_its_residual_iterations_and_failure():
+    beam = AncfBeam2D(L, RHO, A, I, E, 8)
+    system = fj.System([beam], [AncfClamp(0, 0)], [AncfNodeTorque(0, -1, Constant(jnp.asarray(0.5 * np.pi * EI / L)))])
+    sol = solve_static(system, beam.straight_coordinates(), 5)
+    assert np.all(np.asarray(sol.error) <= 1.0) and np.all(np.asarray(sol.iterations) >= 2)
+    # the reported residual is the one at the returned solution (last load step)
+    assert float(sol.residual[-1]) == pytest.approx(_static_residual(system, sol.q, sol.lam), rel=1e-6, abs=1e-9)
+    # two iterations are too few for the quarter circle in one step: the failure is
+    # recorded with the residual at the point it stopped at, not at a converged one
+    bad = solve_static(system, beam.straight_coordinates(), 1, max_iter=2, throw=False)
+    assert code(bad.result) == code(RESULTS.static_failed)
+    assert int(bad.iterations[0]) == 2 and float(bad.error[0]) > 1.0
+    assert float(bad.residual[0]) == pytest.approx(_static_residual(system, bad.q, bad.lam), rel=1e-9)
+    assert float(bad.residual[0]) > 1e3 * float(sol.residual[-1])
 
 
 def test_rigid_motion_gives_no_elastic_force_and_energy_is_invariant():
