@@ -225,6 +225,12 @@ class AbstractNewton(eqx.Module):
         `x0` comes back with an infinite error."""
 
 
+def _iterating(it, err, max_iter):
+    """Whether Newton takes another iteration: always a first one, then while the
+    scaled increment is finite and above 1 and iterations are left."""
+    return (it == 0) | ((it < max_iter) & (err > 1.0) & jnp.isfinite(err))
+
+
 class FullNewton(AbstractNewton):
     """A new Newton matrix at every iteration (autodiff Jacobian, LU or least squares)."""
 
@@ -234,7 +240,7 @@ class FullNewton(AbstractNewton):
     def solve(self, residual, x0, increment, max_iter, kept, fresh, turn=None, least_squares=False, healthy=True):
         def cond(c):
             x, it, err = c
-            return healthy & ((it == 0) | ((it < max_iter) & (err > 1.0) & jnp.isfinite(err)))
+            return healthy & _iterating(it, err, max_iter)
 
         def body(c):
             x, it, _ = c
@@ -246,6 +252,27 @@ class FullNewton(AbstractNewton):
         it = it.astype(x.dtype)
         # quadratic convergence: the error left after the last increment is far below it
         return x, NewtonResult(err, it, it)
+
+    def solve_with_residual(self, residual, x0, increment, max_iter):
+        """`solve`'s iterates, plus max |R| at the returned x: the Newton matrix is formed
+        once more there and its residual read (the primal of that linearization), where a
+        caller that reports the residual would otherwise evaluate it after the loop, a
+        second copy of the model in its program (`solve_static`). Costs one matrix more
+        per solve at run time."""
+
+        def body(c):
+            x, _, it, err, _ = c
+            J, r = jax.jacfwd(lambda y: (r := residual(y), r), has_aux=True)(x)
+            stop = ~_iterating(it, err, max_iter)
+            dx = linear_solve(J, r)
+            new = (x - dx, it + 1, increment(dx, J))
+            x, it, err = (jnp.where(stop, a, b) for a, b in zip((x, it, err), new, strict=True))
+            return x, jnp.max(jnp.abs(r)), it, err, stop
+
+        inf = jnp.array(jnp.inf, x0.dtype)
+        x, r, it, err, _ = jax.lax.while_loop(lambda c: ~c[4], body, (x0, inf, jnp.array(0), inf, jnp.array(False)))
+        it = it.astype(x.dtype)
+        return x, NewtonResult(err, it, it), r
 
 
 class KeptNewton(AbstractNewton):
@@ -289,7 +316,7 @@ class KeptNewton(AbstractNewton):
         position, predicted = turn if turn is not None else (None, None)
 
         def active(it, err):
-            return healthy & ((it == 0) | ((it < max_iter) & (err > 1.0) & jnp.isfinite(err)))
+            return healthy & _iterating(it, err, max_iter)
 
         # Under vmap the loop runs while any sample is active (`batch_any`), and samples
         # that are done keep their carries by `where`. The per-sample scalars travel as

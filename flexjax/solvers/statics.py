@@ -8,7 +8,7 @@ with $Q_{int}$ the bodies' own forces (elastic, at $\dot q = 0$) and $Q_{ext}$ t
 all force elements (gravity, point forces, distributed loads, torques), evaluated at
 $\dot q = 0$ and the fixed time `t`. The load factor $f$ goes from $1/n$ to $1$ in
 `load_steps` equal steps; each step starts Newton from the previous solution. The
-Jacobian $R_x$ is exact (`jax.jacfwd`); the iteration is `newton.FullNewton`'s.
+Jacobian $R_x$ is exact (`jax.jacfwd`); the iteration is the solvers' `newton.FullNewton`.
 
 **Why scale the force elements.** Elastic forces are internal and must not be scaled;
 every applied load is, which covers the common ramps (a tip load, gravity). To ramp
@@ -36,7 +36,7 @@ from ..results import RESULTS, code
 from ..system import System
 from ..trajectory import SolverError
 from ._implicit import implicit_root
-from .newton import linear_solve
+from .newton import FullNewton
 
 
 class StaticSolution(eqx.Module):
@@ -88,25 +88,10 @@ def _solve(system, q0, t, rtol, atol, max_iter, load_steps: int) -> StaticSoluti
 
         return residual
 
-    def newton(residual, x0):
-        """Full Newton (`FullNewton`'s iteration and stopping rule, increments measured
-        on q) that also returns max |R| at the returned x: the residual of the last
-        Newton matrix, formed once more there, instead of one more evaluation of the
-        residual after the loop (a second copy of the model in the program)."""
+    def newton(residual, x0):  # full Newton, increments measured on q, and max |R| at x
         increment = _Increment(nq, atol + rtol * jnp.max(jnp.abs(x0[:nq])))
-
-        def body(c):
-            x, _, it, err, _ = c
-            J, r = jax.jacfwd(lambda y: (r := residual(y), r), has_aux=True)(x)
-            stop = (it > 0) & ~((it < max_iter) & (err > 1.0) & jnp.isfinite(err))
-            dx = linear_solve(J, r)
-            new = (x - dx, it + 1, increment(dx, J))
-            x, it, err = (jnp.where(stop, a, b) for a, b in zip((x, it, err), new, strict=True))
-            return x, jnp.max(jnp.abs(r)), it, err, stop
-
-        start = (x0, jnp.array(jnp.inf, x0.dtype), jnp.array(0), jnp.array(jnp.inf, x0.dtype), jnp.array(False))
-        x, r, it, err, _ = jax.lax.while_loop(lambda c: ~c[4], body, start)
-        return x, jnp.zeros((0, 0), x.dtype), (err, it.astype(x.dtype), r)
+        x, res, r = FullNewton().solve_with_residual(residual, x0, increment, max_iter)
+        return x, jnp.zeros((0, 0), x.dtype), (res.error, res.iterations, r)
 
     def step(x, f):
         x, _, (err, it, r) = implicit_root(residual_at(f), x, newton, 0)  # exact tangent solves
