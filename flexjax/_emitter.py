@@ -15,17 +15,30 @@ differences and from the default emitter, when its residuals were taken by `jnp.
 So it is asked for per program (`forward_jit`, a stand-in for `eqx.filter_jit`), and only
 for calls that cannot be differentiated: every input concrete, or batched by `vmap` only
 (`may_be_differentiated`, which also looks into the values that the functions among
-the arguments close over). A call with an input traced by `jit`, `grad` or `jvp`
+the arguments close over). A call with an input traced by `jit` or `jvp`
 compiles with XLA's defaults; inside an enclosing `jit` the program is part of the
 enclosing one and takes its options. A jaxlib that does not know the option (those
 before 0.5.3) gets the default program.
+
+A call differentiated in reverse mode (`jax.grad`, `vjp`, `jacrev`) on numbers, outside
+`jit`, compiles two programs of its own (`reverse_call`): the forward run with its
+pullback (`jax.vjp` inside one program) and the pullback applied to a cotangent,
+joined to the caller's gradient by a `jax.custom_vjp`. JAX does not let a program
+staged for differentiation carry compiler options, so this is what lets them have
+one. Each takes the older emitter unless it compares a value bit for bit with a
+maximum or minimum (`compares_with_an_extremum`: the derivative of `max`, `min` and
+their reductions, or a user's own `x == jnp.max(x)`), the one pattern where that
+emitter's rounding changed a derivative.
 """
 
 import functools
+import sys
 import types
 
 import equinox as eqx
 import jax
+import jax.numpy as jnp
+import numpy as np
 
 OLDER_EMITTER = {"xla_cpu_use_fusion_emitters": False}
 
@@ -81,19 +94,179 @@ def older_emitter_available() -> bool:
 
 def forward_jit(fn):
     """`eqx.filter_jit(fn)`, compiled with `OLDER_EMITTER` for calls that cannot be
-    differentiated (`may_be_differentiated`) and with XLA's defaults for the others;
-    `.program(*args)` is the compiled function that a call with `args` uses."""
+    differentiated (`may_be_differentiated`), through `reverse_call` for calls
+    differentiated in reverse mode on numbers (`reverse_mode_only`), and with XLA's
+    defaults for the others; `.program(*args)` is the function that a call with `args`
+    uses."""
     default = eqx.filter_jit(fn)
     older = eqx.filter_jit(fn, compiler_options=OLDER_EMITTER)
+    compiled = {}  # reverse_call's programs, per structure and shapes
+    reverse = functools.partial(reverse_call, fn, compiled)
 
     def program(*args, **kwargs):
-        if may_be_differentiated((args, kwargs)) or not older_emitter_available():
+        if not older_emitter_available():
             return default
-        return older
+        if reverse_mode_only((args, kwargs)):
+            return reverse
+        return default if may_be_differentiated((args, kwargs)) else older
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         return program(*args, **kwargs)(*args, **kwargs)
 
     call.program = program
+    call.reverse_programs = compiled
     return call
+
+
+def _reverse_tracer(x) -> bool:
+    """A tracer of reverse-mode differentiation over a number."""
+    return type(x).__name__ == "LinearizeTracer" and not isinstance(getattr(x, "primal", x), jax.core.Tracer)
+
+
+def reverse_mode_only(tree) -> bool:
+    """Whether `tree` is differentiated in reverse mode on numbers, outside any `jit`:
+    at least one leaf traced, each traced leaf a reverse-mode tracer over a number, no
+    function among the leaves closing over a traced value, and not inside
+    `jax.linearize` (whose forward evaluation a `custom_vjp` does not allow)."""
+    leaves = jax.tree_util.tree_leaves(tree)
+    traced = [x for x in leaves if isinstance(x, jax.core.Tracer)]
+    if not traced or not all(_reverse_tracer(x) for x in traced):
+        return False
+    functions = [x for x in leaves if not isinstance(x, jax.core.Tracer)]
+    return not may_be_differentiated(functions) and not _inside_linearize()
+
+
+def _inside_linearize() -> bool:
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "linearize" and frame.f_globals.get("__name__") == "jax._src.api":
+            return True
+        frame = frame.f_back
+    return False
+
+
+# the primitives whose derivative marks the entries equal to their result, and the
+# operations that only reshape a value on its way to a comparison
+_EXTREMA = frozenset({"max", "min", "reduce_max", "reduce_min", "cummax", "cummin"})
+_RESHAPES = frozenset({"broadcast_in_dim", "reshape", "squeeze", "expand_dims", "convert_element_type", "copy"})
+
+
+def compares_with_an_extremum(jaxpr) -> bool:
+    """Whether `jaxpr` (or a jaxpr inside it) compares values (`eq`, `ne`) with the
+    result of a maximum or minimum: the derivative of `max`, `min` and their reductions
+    does, and XLA's older emitter may round the compared values differently in two
+    kernels. True when the jaxpr cannot be read (the safe side)."""
+    try:
+        from jax._src import core
+
+        producer = {}
+        for eqn in jaxpr.eqns:
+            for sub in core.jaxprs_in_params(eqn.params):
+                if compares_with_an_extremum(sub):
+                    return True
+            if eqn.primitive.name in ("eq", "ne") and any(_from_extremum(v, producer) for v in eqn.invars):
+                return True
+            for v in eqn.outvars:
+                producer[v] = eqn
+        return False
+    except Exception:  # an unknown jaxpr layout: keep XLA's defaults
+        return True
+
+
+def _from_extremum(v, producer) -> bool:
+    from jax._src import core
+
+    while isinstance(v, core.Var) and v in producer:
+        eqn = producer[v]
+        if eqn.primitive.name in _EXTREMA:
+            return True
+        if eqn.primitive.name not in _RESHAPES:
+            return False
+        v = eqn.invars[0]
+    return False
+
+
+def largest_abs(x):
+    r"""$\max_i |x_i|$ (0 for an empty `x`), taken by `argmax` and indexing: its derivative
+    is that of the largest entry and compares nothing bit for bit (the derivative of
+    `jnp.max` marks the entries equal to the maximum; `compares_with_an_extremum`)."""
+    if x.shape[0] == 0:
+        return jnp.zeros((), x.dtype)
+    a = jnp.abs(x)
+    return a[jnp.argmax(a)]
+
+
+def _aot(f, *args):
+    """`jax.jit(f)` compiled for `args`: with `OLDER_EMITTER` unless its program compares
+    with an extremum (`compares_with_an_extremum`)."""
+    traced = jax.jit(f).trace(*args)
+    options = None if compares_with_an_extremum(traced.jaxpr.jaxpr) else OLDER_EMITTER
+    return traced.lower().compile(compiler_options=options)
+
+
+def reverse_call(fn, compiled, *args, **kwargs):
+    """`fn(*args, **kwargs)` for arguments differentiated in reverse mode on numbers
+    (`reverse_mode_only`): the forward run and its pullback compiled as one program, the
+    pullback's application as another (each by `_aot`, kept in `compiled` per structure
+    and shapes), joined to the caller's differentiation by a `jax.custom_vjp`. Array
+    leaves are arguments of both programs, other leaves are static (as for
+    `eqx.filter_jit`)."""
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+    dynamic = [i for i, x in enumerate(leaves) if eqx.is_array(x)]
+    diff = [i for i in dynamic if _reverse_tracer(leaves[i]) and jnp.issubdtype(leaves[i].dtype, jnp.inexact)]
+    moving = set(diff)
+    others = [i for i in dynamic if i not in moving]
+    value = lambda x: x.primal if _reverse_tracer(x) else x
+    static = tuple(None if eqx.is_array(x) else x for x in leaves)
+    avals = tuple(jax.typeof(value(leaves[i])) for i in dynamic)
+    key = (treedef, static, avals, tuple(diff))
+
+    def run(d, o):
+        full = list(static)
+        for i, x in zip(diff, d, strict=True):
+            full[i] = x
+        for i, x in zip(others, o, strict=True):
+            full[i] = x
+        a, k = jax.tree_util.tree_unflatten(treedef, full)
+        return fn(*a, **k)
+
+    def forward(d, o):
+        return jax.vjp(lambda d: run(d, o), d)
+
+    name = getattr(fn, "__name__", "fn")
+    forward.__name__ = forward.__qualname__ = name  # `jit(_whole_run)` in compile logs
+
+    def apply_pullback(p, c):
+        return p(c)[0]
+
+    apply_pullback.__name__ = apply_pullback.__qualname__ = f"{name}_pullback"
+    d = [value(leaves[i]) for i in diff]
+    o = [value(leaves[i]) for i in others]
+    entry = compiled.setdefault(key, {})
+    if "forward" not in entry:
+        entry["forward"] = _aot(forward, d, o)
+    out, pullback = entry["forward"](d, o)
+    out_leaves, out_def = jax.tree_util.tree_flatten(out)
+    floating = [jnp.issubdtype(x.dtype, jnp.inexact) for x in out_leaves]
+
+    def merged(floats, others):  # the outputs' leaves, floating ones from `floats`
+        it = iter(floats)
+        return [next(it) if f else x for x, f in zip(others, floating, strict=True)]
+
+    @jax.custom_vjp
+    def attach(d):
+        return [x for x, f in zip(out_leaves, floating, strict=True) if f]
+
+    def attach_fwd(d):
+        return attach(d), None
+
+    def attach_bwd(_, ct):
+        zero = [np.zeros(x.shape, jax.dtypes.float0) for x in out_leaves]  # integer outputs
+        ct = jax.tree_util.tree_unflatten(out_def, merged(ct, zero))
+        if "backward" not in entry:
+            entry["backward"] = _aot(apply_pullback, pullback, ct)
+        return (entry["backward"](pullback, ct),)
+
+    attach.defvjp(attach_fwd, attach_bwd)
+    return jax.tree_util.tree_unflatten(out_def, merged(attach([leaves[i] for i in diff]), out_leaves))

@@ -15,7 +15,7 @@ from jaxtyping import Array, Float
 
 from ._checks import check_finite_leaves, check_points, is_concrete, known_value, warn_if_moved
 from ._custom_types import Scalar
-from ._emitter import forward_jit
+from ._emitter import forward_jit, largest_abs
 from ._gc import gc_paused
 from ._grouping import gather_rows, groups, map_stacked, signature
 from ._structural import compiled_when_concrete, structural
@@ -490,8 +490,7 @@ def projection(system, q0, v0, t0, max_iter):
     else:
         rows = lambda v: J @ v + Phi_t
         v = v0 - _min_norm_step(J, rows(v0))
-    res_q = jnp.max(jnp.abs(Phi), initial=0.0)
-    res_v = jnp.max(jnp.abs(rows(v)), initial=0.0)
+    res_q, res_v = largest_abs(Phi), largest_abs(rows(v))
     bad = ~jnp.isfinite(res_q) | ~jnp.isfinite(res_v)
     return q, v, jnp.where(bad, jnp.inf, res_q), jnp.where(bad, jnp.inf, res_v), J
 
@@ -518,7 +517,7 @@ def _min_norm_step(J, r):
     $J^+ r$ where $J$ has full row rank, with the derivatives of an LU solve (cheaper to
     compile than those of a singular value decomposition)."""
     JJ = J @ J.T
-    eps = 1e-14 * jnp.max(jnp.abs(jnp.diagonal(JJ)), initial=0.0) + jnp.finfo(J.dtype).tiny
+    eps = 1e-14 * largest_abs(jnp.diagonal(JJ)) + jnp.finfo(J.dtype).tiny
     from .solvers._dense import solve  # one LAPACK call per sample under vmap
 
     return J.T @ solve(JJ + eps * jnp.eye(J.shape[0], dtype=J.dtype), r)

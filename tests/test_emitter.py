@@ -1,7 +1,9 @@
 """Programs that cannot be differentiated compile with XLA's older CPU emitter
-(`flexjax._emitter`, a shorter compile); every program that can be differentiated keeps
-XLA's default, whose kernels round an expression computed twice the same way (the
-derivative of `jnp.max` compares bit for bit). Results agree to rounding."""
+(`flexjax._emitter`, a shorter compile), and so do the two programs of a reverse-mode
+derivative on numbers unless they compare values with a maximum or minimum (the
+derivative of `jnp.max` compares bit for bit, and that emitter may round an expression
+computed twice differently); programs traced by `jit` or `jvp` keep XLA's default.
+Results agree to rounding."""
 
 import jax
 import jax.numpy as jnp
@@ -9,7 +11,13 @@ import numpy as np
 import pytest
 
 import flexjax as fj
-from flexjax._emitter import forward_jit, may_be_differentiated, older_emitter_available
+from flexjax._emitter import (
+    compares_with_an_extremum,
+    forward_jit,
+    largest_abs,
+    may_be_differentiated,
+    older_emitter_available,
+)
 from flexjax.models.flexible_slider_crank import flexible_slider_crank, flexible_slider_crank_state
 
 pytestmark = pytest.mark.skipif(not older_emitter_available(), reason="this jaxlib lacks the option")
@@ -28,7 +36,7 @@ def is_older(program, *args) -> bool:
     return " while(" in program.lower(*args).compile().compiled.as_text()
 
 
-def test_concrete_and_vmapped_calls_use_the_older_emitter_traced_ones_the_default():
+def test_concrete_vmapped_and_reverse_mode_calls_use_the_older_emitter_traced_ones_the_default():
     f = forward_jit(scatter_add)
     assert is_older(f.program(*ARGS), *ARGS)
     chosen = []
@@ -41,9 +49,11 @@ def test_concrete_and_vmapped_calls_use_the_older_emitter_traced_ones_the_defaul
     jax.grad(lambda x: jnp.sum(record(x)))(ARGS[0])
     jax.jit(record)(ARGS[0])
     jax.jvp(record, (ARGS[0],), (ARGS[0],))
-    older, default = f.program(*ARGS), chosen[1]
-    assert chosen == [older, default, default, default]
+    older, reverse, default = f.program(*ARGS), chosen[1], chosen[2]
+    assert chosen == [older, reverse, default, default] and reverse not in (older, default)
     assert not is_older(default, *ARGS)
+    (programs,) = f.reverse_programs.values()  # forward with pullback, and the pullback
+    assert " while(" in programs["forward"].as_text() and set(programs) == {"forward", "backward"}
     np.testing.assert_array_equal(f(*ARGS), [0, 1, 1, 1, 0, 0, 0, 0, 0, 0])
     assert not may_be_differentiated((1.0, np.ones(2), ARGS))
 
@@ -73,3 +83,38 @@ def test_forward_run_equals_the_default_emitters_run_to_rounding():
     plain, jitted = run(q0), jax.jit(run)(q0)
     assert float(jnp.max(jnp.abs(plain[-1] - plain[0]))) > 1e-2  # it moved
     np.testing.assert_allclose(plain, jitted, rtol=0, atol=1e-12)
+
+
+def test_reverse_mode_programs_keep_the_default_where_they_compare_with_a_maximum():
+    """A derivative of `jnp.max` compares the entries with the maximum bit for bit: such
+    a program keeps XLA's default emitter (no scatter loop), and its gradient is the
+    one-hot vector of the largest entry. `largest_abs` (argmax and indexing) compares
+    nothing."""
+    f = forward_jit(lambda x, i, y: jnp.max(scatter_add(x, i, y) * jnp.arange(10.0)))
+    g = jax.grad(lambda x: f(x, *ARGS[1:]))(ARGS[0])
+    np.testing.assert_array_equal(g, np.eye(10)[3] * 3.0)  # x + (0, 1, 1, 1, 0, ...) times 0..9: entry 3
+    (programs,) = f.reverse_programs.values()
+    assert " while(" not in programs["forward"].as_text()
+    jvp_jaxpr = lambda fn: jax.make_jaxpr(lambda x: jax.jvp(fn, (x,), (x,)))(jnp.arange(3.0)).jaxpr
+    assert compares_with_an_extremum(jvp_jaxpr(jnp.max))
+    assert compares_with_an_extremum(jvp_jaxpr(lambda x: jnp.maximum(x, 1.0)))
+    assert not compares_with_an_extremum(jvp_jaxpr(largest_abs))
+    assert not compares_with_an_extremum(jvp_jaxpr(jnp.sin))
+
+
+def test_reverse_mode_gradient_equals_the_jitted_gradient_and_forward_mode_still_works():
+    """The same derivative three ways: reverse mode on numbers (the two programs of
+    `reverse_call`), inside `jit` (JAX's own transposition, default emitter), and
+    forward mode through `jax.linearize` and `jax.jvp` (which a `custom_vjp` would not
+    allow: they take XLA's defaults). Compiled once per structure and shapes."""
+    f = forward_jit(lambda x, y: jnp.sum(jnp.sin(x) * y) + jnp.cos(x[0]) ** 2)
+    x, y = jnp.linspace(0.1, 1.0, 5), jnp.linspace(2.0, 3.0, 5)
+    g = jax.grad(f)(x, y)
+    np.testing.assert_allclose(g, jax.jit(jax.grad(f))(x, y), rtol=1e-15, atol=0)
+    exact = jnp.cos(x) * y - jnp.zeros(5).at[0].set(jnp.sin(2 * x[0]))
+    np.testing.assert_allclose(g, exact, rtol=1e-14, atol=1e-15)
+    _, lin = jax.linearize(lambda x: f(x, y), x)
+    np.testing.assert_allclose(lin(jnp.ones(5)), jnp.sum(exact), rtol=1e-14)
+    np.testing.assert_allclose(jax.jvp(lambda x: f(x, y), (x,), (jnp.ones(5),))[1], jnp.sum(exact), rtol=1e-14)
+    jax.grad(f)(x + 1.0, y)  # new values, same shapes: no new program
+    assert len(f.reverse_programs) == 1

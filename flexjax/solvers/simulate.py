@@ -14,7 +14,7 @@ import numpy as np
 
 from .._checks import check_initial_state, check_outputs, check_simulate_arguments, is_concrete
 from .._diagnose import check_dae_start
-from .._emitter import forward_jit, may_be_differentiated
+from .._emitter import forward_jit, largest_abs, may_be_differentiated
 from .._gc import gc_paused
 from .._structural import structural
 from ..bodies.modal_beam import with_roots_checked
@@ -258,17 +258,6 @@ def _diagnostics(system, t, q, v):
     e = jax.vmap(system.energy)(q, v, t)
     res_q, res_v = jax.vmap(residuals)(q, v, t.astype(q.dtype))
     return e, res_q, res_v
-
-
-def largest_abs(x):
-    r"""$\max_i |x_i|$ (0 for an empty `x`), taken by `argmax` and indexing: its derivative
-    is that of the largest entry. (The derivative of `jnp.max` marks the entries equal to
-    the maximum bit for bit, and XLA may compute the same entries with different
-    rounding in two kernels; docs/compile.md.)"""
-    if x.shape[0] == 0:
-        return jnp.zeros((), x.dtype)
-    a = jnp.abs(x)
-    return a[jnp.argmax(a)]
 
 
 @gc_paused
