@@ -197,12 +197,17 @@ def largest_abs(x):
     return a[jnp.argmax(a)]
 
 
+def compile_traced(traced):
+    """A traced top-level program (`jax.jit(f).trace(...)`) compiled with `OLDER_EMITTER`
+    unless it compares with an extremum (`compares_with_an_extremum`) or this jaxlib
+    lacks the option."""
+    older = older_emitter_available() and not compares_with_an_extremum(traced.jaxpr.jaxpr)
+    return traced.lower().compile(compiler_options=OLDER_EMITTER if older else None)
+
+
 def _aot(f, *args):
-    """`jax.jit(f)` compiled for `args`: with `OLDER_EMITTER` unless its program compares
-    with an extremum (`compares_with_an_extremum`)."""
-    traced = jax.jit(f).trace(*args)
-    options = None if compares_with_an_extremum(traced.jaxpr.jaxpr) else OLDER_EMITTER
-    return traced.lower().compile(compiler_options=options)
+    """`jax.jit(f)` compiled for `args` (`compile_traced`)."""
+    return compile_traced(jax.jit(f).trace(*args))
 
 
 def reverse_call(fn, compiled, *args, **kwargs):

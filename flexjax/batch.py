@@ -35,6 +35,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from ._emitter import compile_traced
 from ._gc import gc_paused
 from ._structural import StructuralFunction
 
@@ -183,7 +184,9 @@ def _compile(fn, chunk_leaves, treedef, devices):
     local = jax.shard_map(jax.vmap(fn), mesh=mesh, in_specs=(spec,), out_specs=spec, check_vma=False)
     batched = jax.jit(local, in_shardings=sharding, out_shardings=sharding)
     t = time.perf_counter()
-    compiled = batched.lower(jax.tree_util.tree_unflatten(treedef, chunk_leaves)).compile()
+    # XLA's older CPU emitter unless the program compares values with a maximum
+    # (flexjax._emitter: fn may differentiate, and that emitter may round differently)
+    compiled = compile_traced(batched.trace(jax.tree_util.tree_unflatten(treedef, chunk_leaves)))
     compile_s = time.perf_counter() - t
     per_fn[key] = (compiled, sharding)
     return (compiled, sharding), compile_s

@@ -118,3 +118,18 @@ def test_reverse_mode_gradient_equals_the_jitted_gradient_and_forward_mode_still
     np.testing.assert_allclose(jax.jvp(lambda x: f(x, y), (x,), (jnp.ones(5),))[1], jnp.sum(exact), rtol=1e-14)
     jax.grad(f)(x + 1.0, y)  # new values, same shapes: no new program
     assert len(f.reverse_programs) == 1
+
+
+def test_run_batch_chunks_take_the_older_emitter_unless_they_compare_with_a_maximum():
+    """`run_batch` compiles `vmap(fn)` with the older emitter, and with XLA's default
+    where `fn` differentiates a maximum (its batched gradients stay one-hot)."""
+    from flexjax.batch import _compile, run_batch
+
+    samples = jnp.zeros((2, 10))
+    leaves, treedef = jax.tree_util.tree_flatten(samples)
+    devices = jax.local_devices()[:1]
+    plain = lambda x: scatter_add(x, *ARGS[1:])
+    peak = lambda x: jax.grad(lambda y: jnp.max(scatter_add(y, *ARGS[1:]) * jnp.arange(10.0)))(x)
+    assert " while(" in _compile(plain, leaves, treedef, devices)[0][0].as_text()
+    assert " while(" not in _compile(peak, leaves, treedef, devices)[0][0].as_text()
+    np.testing.assert_array_equal(run_batch(peak, samples, chunk_size=2), np.tile(np.eye(10)[3] * 3.0, (2, 1)))
