@@ -269,6 +269,8 @@ def reverse_call(fn, compiled, *args, **kwargs):
     def attach_bwd(_, ct):
         zero = [np.zeros(x.shape, jax.dtypes.float0) for x in out_leaves]  # integer outputs
         ct = jax.tree_util.tree_unflatten(out_def, merged(ct, zero))
+        if not nothing_traced(ct):  # `jacrev` maps the pullback over cotangents; a `jit` around it
+            return (entry.setdefault("traced", jax.jit(apply_pullback))(pullback, ct),)
         if "backward" not in entry:
             entry["backward"] = _aot(apply_pullback, pullback, ct)
         return (entry["backward"](pullback, ct),)

@@ -106,7 +106,8 @@ def test_reverse_mode_gradient_equals_the_jitted_gradient_and_forward_mode_still
     """The same derivative three ways: reverse mode on numbers (the two programs of
     `reverse_call`), inside `jit` (JAX's own transposition, default emitter), and
     forward mode through `jax.linearize` and `jax.jvp` (which a `custom_vjp` would not
-    allow: they take XLA's defaults). Compiled once per structure and shapes."""
+    allow: they take XLA's defaults). Compiled once per structure and shapes. A
+    Jacobian by `jacrev` equals the one by `jacfwd`."""
     f = forward_jit(lambda x, y: jnp.sum(jnp.sin(x) * y) + jnp.cos(x[0]) ** 2)
     x, y = jnp.linspace(0.1, 1.0, 5), jnp.linspace(2.0, 3.0, 5)
     g = jax.grad(f)(x, y)
@@ -118,6 +119,9 @@ def test_reverse_mode_gradient_equals_the_jitted_gradient_and_forward_mode_still
     np.testing.assert_allclose(jax.jvp(lambda x: f(x, y), (x,), (jnp.ones(5),))[1], jnp.sum(exact), rtol=1e-14)
     jax.grad(f)(x + 1.0, y)  # new values, same shapes: no new program
     assert len(f.reverse_programs) == 1
+    # jacrev maps the pullback over a basis of cotangents (XLA's defaults there)
+    rows = forward_jit(lambda x: jnp.stack([jnp.sum(jnp.sin(x)), x[0] * x[1]]))
+    np.testing.assert_allclose(jax.jacrev(rows)(x), jax.jacfwd(rows)(x), rtol=1e-15, atol=0)
 
 
 def test_run_batch_chunks_take_the_older_emitter_unless_they_compare_with_a_maximum():
