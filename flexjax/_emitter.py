@@ -146,15 +146,17 @@ def _inside_linearize() -> bool:
     return False
 
 
-# the primitives whose derivative marks the entries equal to their result, and the
-# operations that only reshape a value on its way to a comparison
+# the primitives whose derivative marks the entries equal to their result, the
+# comparisons (`x >= jnp.max(x)` marks them too), and the operations that only reshape
+# a value on its way to a comparison
 _EXTREMA = frozenset({"max", "min", "reduce_max", "reduce_min", "cummax", "cummin"})
+_COMPARISONS = frozenset({"eq", "ne", "ge", "gt", "le", "lt"})
 _RESHAPES = frozenset({"broadcast_in_dim", "reshape", "squeeze", "expand_dims", "convert_element_type", "copy"})
 
 
 def compares_with_an_extremum(jaxpr) -> bool:
-    """Whether `jaxpr` (or a jaxpr inside it) compares values (`eq`, `ne`) with the
-    result of a maximum or minimum: the derivative of `max`, `min` and their reductions
+    """Whether `jaxpr` (or a jaxpr inside it) compares values (`==`, `!=`, `<`, ...) with
+    the result of a maximum or minimum: the derivative of `max`, `min` and their reductions
     does, and XLA's older emitter may round the compared values differently in two
     kernels. True when the jaxpr cannot be read (the safe side)."""
     try:
@@ -165,7 +167,7 @@ def compares_with_an_extremum(jaxpr) -> bool:
             for sub in core.jaxprs_in_params(eqn.params):
                 if compares_with_an_extremum(sub):
                     return True
-            if eqn.primitive.name in ("eq", "ne") and any(_from_extremum(v, producer) for v in eqn.invars):
+            if eqn.primitive.name in _COMPARISONS and any(_from_extremum(v, producer) for v in eqn.invars):
                 return True
             for v in eqn.outvars:
                 producer[v] = eqn

@@ -98,6 +98,7 @@ def test_reverse_mode_programs_keep_the_default_where_they_compare_with_a_maximu
     jvp_jaxpr = lambda fn: jax.make_jaxpr(lambda x: jax.jvp(fn, (x,), (x,)))(jnp.arange(3.0)).jaxpr
     assert compares_with_an_extremum(jvp_jaxpr(jnp.max))
     assert compares_with_an_extremum(jvp_jaxpr(lambda x: jnp.maximum(x, 1.0)))
+    assert compares_with_an_extremum(jvp_jaxpr(lambda x: jnp.where(x >= jnp.max(x), x, 0.0)))
     assert not compares_with_an_extremum(jvp_jaxpr(largest_abs))
     assert not compares_with_an_extremum(jvp_jaxpr(jnp.sin))
 
