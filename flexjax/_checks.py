@@ -26,6 +26,13 @@ def known_value(x):
     return None if isinstance(x, jax.core.Tracer) else x
 
 
+def known_values(tree):
+    """`tree` with each traced leaf replaced by its `known_value`: after a run under
+    `jax.grad` on numbers (`flexjax._emitter.reverse_call`), the numbers a failure
+    message reads."""
+    return jax.tree_util.tree_map(lambda x: known_value(x) if isinstance(x, jax.core.Tracer) else x, tree)
+
+
 def check_shape(owner: str, name: str, x, shape: tuple[int, ...]) -> None:
     """Raise `ValueError` unless `jnp.shape(x) == shape`."""
     if jnp.shape(x) != shape:

@@ -128,8 +128,10 @@ def check_result(traj: Trajectory, system=None) -> Trajectory:
         return eqx.tree_at(lambda tr: tr.q, traj, q)
     result = code(traj.result)
     if np.any(result != code(RESULTS.successful)):
+        from ._checks import known_values
         from ._diagnose import failure_causes
 
+        traj, system = known_values((traj, system))  # under `jax.grad`: the states' numbers
         k = np.argmax(np.ravel(result) != code(RESULTS.successful))
         item = from_code(np.ravel(result)[k])
         what = RESULTS[item].split(";")[0].removeprefix("simulation failed: ")

@@ -358,6 +358,10 @@ def test_bad_joint_load_and_solver_input_raise():
     jitted = jax.jit(lambda P: solve_static(cantilever(beam, jnp.stack([0.0, -P])), q0, 2, max_iter=2).q)
     with pytest.raises(Exception, match="solve_static: Newton did not converge"):
         jax.block_until_ready(jitted(5 * EI))
+    # under jax.grad on numbers the result code is a number: the same SolverError
+    tip = lambda P: solve_static(cantilever(beam, jnp.stack([0.0, -P])), q0, 2, max_iter=2).q[-3]
+    with pytest.raises(fj.SolverError, match="load step 1 of 2"):
+        jax.grad(tip)(5 * EI)
 
 
 PEND = {"length": 1.2, "rho": 5540.0, "area": 0.0018, "second_moment": 1.215e-8, "youngs": 0.7e6}

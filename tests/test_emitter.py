@@ -138,3 +138,14 @@ def test_run_batch_chunks_take_the_older_emitter_unless_they_compare_with_a_maxi
     assert " while(" in _compile(plain, leaves, treedef, devices)[0][0].as_text()
     assert " while(" not in _compile(peak, leaves, treedef, devices)[0][0].as_text()
     np.testing.assert_array_equal(run_batch(peak, samples, chunk_size=2), np.tile(np.eye(10)[3] * 3.0, (2, 1)))
+
+
+def test_a_failed_run_under_grad_raises_a_solver_error_with_its_diagnosis():
+    """Under `jax.grad` on numbers the run's result code comes back as a number, so a
+    failed Newton step raises the same `SolverError` as a plain call, read from the
+    values under the tracers."""
+    q0, v0 = fj.models.pendulum_state(0.3)
+    solver = fj.GeneralizedAlpha(max_iter=1)
+    loss = lambda L: fj.simulate(fj.models.pendulum(length=L), q0, v0, 0.005, 1e-3, consistent=False, solver=solver)
+    with pytest.raises(fj.SolverError, match=r"did not converge at step 2 \(t = 0.002 s\): scaled residual"):
+        jax.grad(lambda L: loss(L).q[-1, 2])(1.0)

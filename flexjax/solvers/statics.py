@@ -159,8 +159,10 @@ def solve_static(
         q = sol.result.error_if(sol.q, sol.result != RESULTS.successful)
         return eqx.tree_at(lambda s: s.q, sol, q)
     if np.any(code(sol.result) != code(RESULTS.successful)):  # numpy: no small program
+        from .._checks import known_values
         from .._diagnose import static_failure_causes
 
+        sol, system, q0 = known_values((sol, system, q0))  # under `jax.grad`: their numbers
         k = int(np.argmax(~(np.asarray(sol.error) <= 1.0)))
         causes = static_failure_causes(system, q0, sol.q, t)
         raise SolverError(
