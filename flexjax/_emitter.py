@@ -212,6 +212,51 @@ def _aot(f, *args):
     return compile_traced(jax.jit(f).trace(*args))
 
 
+def _split(tree):
+    """`tree`'s leaves, structure, and its leaves with every array replaced by None (the
+    static part, as `eqx.filter_jit` takes it)."""
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    return leaves, treedef, tuple(None if eqx.is_array(x) else x for x in leaves)
+
+
+def _joined(treedef, static, arrays):
+    """The tree of `_split`, with `arrays` (pairs of leaf index and array) put back."""
+    full = list(static)
+    for i, x in arrays:
+        full[i] = x
+    return jax.tree_util.tree_unflatten(treedef, full)
+
+
+def checked_jit(fn):
+    """`eqx.filter_jit(fn)` for a top-level program that may differentiate (a loss and
+    its gradient, a search): compiled once per structure and shapes by `compile_traced`
+    (the older emitter unless it compares with an extremum). Called with traced
+    arguments, it is `eqx.filter_jit(fn)`."""
+    default = eqx.filter_jit(fn)
+    compiled = {}
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        leaves, treedef, static = _split((args, kwargs))
+        dynamic = [i for i, x in enumerate(leaves) if eqx.is_array(x)]
+        arrays = [leaves[i] for i in dynamic]
+        if not nothing_traced((args, kwargs)):
+            return default(*args, **kwargs)
+        key = (treedef, static, tuple(jax.typeof(x) for x in arrays))
+
+        def program(arrays):
+            a, k = _joined(treedef, static, zip(dynamic, arrays, strict=True))
+            return fn(*a, **k)
+
+        program.__name__ = program.__qualname__ = getattr(fn, "__name__", "fn")
+        if key not in compiled:
+            compiled[key] = compile_traced(jax.jit(program).trace(arrays))
+        return compiled[key](arrays)
+
+    call.compiled = compiled
+    return call
+
+
 def reverse_call(fn, compiled, *args, **kwargs):
     """`fn(*args, **kwargs)` for arguments differentiated in reverse mode on numbers
     (`reverse_mode_only`): the forward run and its pullback compiled as one program, the
@@ -219,23 +264,17 @@ def reverse_call(fn, compiled, *args, **kwargs):
     and shapes), joined to the caller's differentiation by a `jax.custom_vjp`. Array
     leaves are arguments of both programs, other leaves are static (as for
     `eqx.filter_jit`)."""
-    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+    leaves, treedef, static = _split((args, kwargs))
     dynamic = [i for i, x in enumerate(leaves) if eqx.is_array(x)]
     diff = [i for i in dynamic if _reverse_tracer(leaves[i]) and jnp.issubdtype(leaves[i].dtype, jnp.inexact)]
     moving = set(diff)
     others = [i for i in dynamic if i not in moving]
     value = lambda x: x.primal if _reverse_tracer(x) else x
-    static = tuple(None if eqx.is_array(x) else x for x in leaves)
     avals = tuple(jax.typeof(value(leaves[i])) for i in dynamic)
     key = (treedef, static, avals, tuple(diff))
 
     def run(d, o):
-        full = list(static)
-        for i, x in zip(diff, d, strict=True):
-            full[i] = x
-        for i, x in zip(others, o, strict=True):
-            full[i] = x
-        a, k = jax.tree_util.tree_unflatten(treedef, full)
+        a, k = _joined(treedef, static, zip(diff + others, list(d) + list(o), strict=True))
         return fn(*a, **k)
 
     def forward(d, o):

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from ._emitter import checked_jit
 from ._gc import gc_paused
 
 
@@ -80,7 +81,8 @@ def minimize(loss, params, optimizer: optax.GradientTransformation, steps: int, 
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
         raise ValueError(f"minimize: `steps` must be an int >= 1, got {steps!r}.")
     # the first call traces the loss and its gradient: no garbage collection meanwhile
-    value_and_grad = gc_paused(eqx.filter_jit(eqx.filter_value_and_grad(loss)))
+    # compiled with XLA's older CPU emitter unless it compares with a maximum (flexjax._emitter)
+    value_and_grad = gc_paused(checked_jit(eqx.filter_value_and_grad(loss)))
     if bounds is not None:
         lower, upper = _box(bounds, params)
         project = eqx.filter_jit(lambda p: jax.tree_util.tree_map(jnp.clip, p, lower, upper))

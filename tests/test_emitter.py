@@ -149,3 +149,23 @@ def test_a_failed_run_under_grad_raises_a_solver_error_with_its_diagnosis():
     loss = lambda L: fj.simulate(fj.models.pendulum(length=L), q0, v0, 0.005, 1e-3, consistent=False, solver=solver)
     with pytest.raises(fj.SolverError, match=r"did not converge at step 2 \(t = 0.002 s\): scaled residual"):
         jax.grad(lambda L: loss(L).q[-1, 2])(1.0)
+
+
+def test_checked_jit_takes_the_older_emitter_unless_the_program_compares_with_a_maximum():
+    """`checked_jit` (`tune.minimize`'s loss and gradient): one program per structure
+    and shapes, the older emitter without a comparison with an extremum, XLA's default
+    with one, and `eqx.filter_jit` under a transformation; values as `jax.jit`."""
+    from flexjax._emitter import checked_jit
+
+    plain = checked_jit(jax.value_and_grad(lambda x: jnp.sum(scatter_add(x, *ARGS[1:]) ** 2)))
+    peak = checked_jit(jax.grad(lambda x: jnp.max(scatter_add(x, *ARGS[1:]) * jnp.arange(10.0))))
+    x = jnp.linspace(0.0, 1.0, 10)
+    value, grad = plain(x)
+    np.testing.assert_allclose(grad, 2 * scatter_add(x, *ARGS[1:]), rtol=1e-15)
+    np.testing.assert_array_equal(peak(x), np.eye(10)[9] * 9.0)
+    plain(x + 1.0)
+    ((_, older),) = plain.compiled.items()
+    ((_, default),) = peak.compiled.items()
+    assert " while(" in older.as_text() and " while(" not in default.as_text()
+    np.testing.assert_array_equal(jax.vmap(peak)(jnp.stack([x, -x])), [np.eye(10)[9] * 9.0, np.eye(10)[3] * 3.0])
+    assert len(peak.compiled) == 1  # the vmapped call took filter_jit's path
