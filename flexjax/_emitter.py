@@ -138,6 +138,7 @@ def reverse_mode_only(tree) -> bool:
 
 
 def _inside_linearize() -> bool:
+    """Whether `jax.linearize` is on the call stack (its tracers are those of `grad`)."""
     frame = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_name == "linearize" and frame.f_globals.get("__name__") == "jax._src.api":
@@ -237,11 +238,11 @@ def checked_jit(fn):
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        if not nothing_traced((args, kwargs)):
+            return default(*args, **kwargs)
         leaves, treedef, static = _split((args, kwargs))
         dynamic = [i for i, x in enumerate(leaves) if eqx.is_array(x)]
         arrays = [leaves[i] for i in dynamic]
-        if not nothing_traced((args, kwargs)):
-            return default(*args, **kwargs)
         key = (treedef, static, tuple(jax.typeof(x) for x in arrays))
 
         def program(arrays):
@@ -250,7 +251,7 @@ def checked_jit(fn):
 
         program.__name__ = program.__qualname__ = getattr(fn, "__name__", "fn")
         if key not in compiled:
-            compiled[key] = compile_traced(jax.jit(program).trace(arrays))
+            compiled[key] = _aot(program, arrays)
         return compiled[key](arrays)
 
     call.compiled = compiled
@@ -296,9 +297,9 @@ def reverse_call(fn, compiled, *args, **kwargs):
     out_leaves, out_def = jax.tree_util.tree_flatten(out)
     floating = [jnp.issubdtype(x.dtype, jnp.inexact) for x in out_leaves]
 
-    def merged(floats, others):  # the outputs' leaves, floating ones from `floats`
+    def merged(floats, base):  # the leaves of `base`, its floating ones from `floats`
         it = iter(floats)
-        return [next(it) if f else x for x, f in zip(others, floating, strict=True)]
+        return [next(it) if f else x for x, f in zip(base, floating, strict=True)]
 
     @jax.custom_vjp
     def attach(d):
