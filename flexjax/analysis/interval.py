@@ -31,6 +31,7 @@ import optax
 from jaxtyping import Float
 
 from .._checks import is_concrete
+from .._emitter import checked_jit
 from .._gc import gc_paused
 from ..batch import BatchInfo, run_batch
 
@@ -453,7 +454,7 @@ def extreme_search(
     )
 
 
-@eqx.filter_jit
+@checked_jit  # XLA's older CPU emitter unless the search compares with a maximum (flexjax._emitter)
 def _search(scalar_fn, lower, width, optimizer, steps: int, u_all, signs):
 
     def one(u0, sign):
