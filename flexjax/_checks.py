@@ -30,7 +30,7 @@ def known_values(tree):
     """`tree` with each traced leaf replaced by its `known_value`: after a run under
     `jax.grad` on numbers (`flexjax._emitter.reverse_call`), the numbers a failure
     message reads."""
-    return jax.tree_util.tree_map(lambda x: known_value(x) if isinstance(x, jax.core.Tracer) else x, tree)
+    return jax.tree_util.tree_map(known_value, tree)
 
 
 def check_shape(owner: str, name: str, x, shape: tuple[int, ...]) -> None:
