@@ -82,6 +82,26 @@ def _any_leaf(tree, traced) -> bool:
     return any(leaf(x) for x in jax.tree_util.tree_leaves(tree))
 
 
+def staged() -> bool:
+    """Whether this call is being traced into an enclosing program (a `jit`, a loop body,
+    `jax.make_jaxpr`), also when its own inputs are concrete numbers (the enclosing
+    function closes over them): a program called there becomes part of the enclosing
+    one, which alone may carry compiler options. `vmap`, `jvp` and `grad` of a top-level
+    call do not stage it. A trace this does not know counts as staging (the safe side)."""
+    try:
+        from jax._src import core
+
+        trace = core.trace_ctx.trace
+        while not isinstance(trace, core.EvalTrace):
+            parent = getattr(trace, "parent_trace", None)
+            if parent is None or type(trace).__name__ in ("DynamicJaxprTrace", "JaxprTrace"):
+                return True
+            trace = parent
+        return False
+    except Exception:  # another JAX layout: keep XLA's defaults
+        return True
+
+
 @functools.cache
 def older_emitter_available() -> bool:
     """Whether this jaxlib accepts `OLDER_EMITTER` (one tiny compile, once per process)."""
@@ -104,7 +124,7 @@ def forward_jit(fn):
     reverse = functools.partial(reverse_call, fn, compiled)
 
     def program(*args, **kwargs):
-        if not older_emitter_available():
+        if not older_emitter_available() or staged():
             return default
         if reverse_mode_only((args, kwargs)):
             return reverse
@@ -238,7 +258,7 @@ def checked_jit(fn):
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        if not nothing_traced((args, kwargs)):
+        if not nothing_traced((args, kwargs)) or staged():
             return default(*args, **kwargs)
         leaves, treedef, static = _split((args, kwargs))
         dynamic = [i for i, x in enumerate(leaves) if eqx.is_array(x)]

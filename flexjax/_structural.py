@@ -178,17 +178,19 @@ def structural_jit(fn):
 
 def compiled_when_concrete(fn):
     """`fn` run as one compiled program (`structural_jit`) when nothing in its arguments
-    is traced (`flexjax._emitter.nothing_traced`), and as written otherwise: for a
+    is traced (`flexjax._emitter.nothing_traced`) and the call is not being traced into an
+    enclosing program (`flexjax._emitter.staged`: a `jit` of a function that closes over
+    the numbers), and as written otherwise: for a
     model's evaluation methods (`System.mass`, `constraints`, ...), which called on
     numbers would otherwise run, and on a first call compile, one small program per
     array operation. Inside a transformation they are traced into the caller's program."""
-    from ._emitter import nothing_traced
+    from ._emitter import nothing_traced, staged
 
     jitted = structural_jit(fn)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        if nothing_traced((args, kwargs)):
+        if nothing_traced((args, kwargs)) and not staged():
             return jitted(*args, **kwargs)
         return fn(*args, **kwargs)
 

@@ -17,6 +17,7 @@ from flexjax._emitter import (
     largest_abs,
     may_be_differentiated,
     older_emitter_available,
+    staged,
 )
 from flexjax.models.flexible_slider_crank import flexible_slider_crank, flexible_slider_crank_state
 
@@ -72,6 +73,31 @@ def test_a_function_closing_over_a_traced_value_gets_the_default():
     assert float(jax.grad(loss)(2.0)) == 10.0
     older = f.program(lambda x: 2.0 * x, ARGS[0])  # a concrete closure
     assert chosen[0] is not older and f.program(jnp.sin, ARGS[0]) is older
+
+
+def test_a_call_on_numbers_inside_a_jit_is_part_of_the_enclosing_program():
+    # a jitted function that closes over numbers: the call's inputs are concrete, but it
+    # is traced into the enclosing program, which alone may carry compiler options
+    # (a nested jit with them raised ValueError)
+    f = forward_jit(scatter_add)
+    chosen, flags = [], []
+
+    def enclosed():
+        chosen.append(f.program(*ARGS))
+        flags.append(staged())
+        return f(*ARGS)
+
+    np.testing.assert_array_equal(jax.jit(enclosed)(), f(*ARGS))
+    assert flags == [True] and not is_older(chosen[0], *ARGS)
+    flags.clear()
+    jax.vmap(lambda x: flags.append(staged()) or x)(jnp.ones(2))
+    jax.grad(lambda x: flags.append(staged()) or x)(1.0)
+    assert flags == [False, False] and not staged()
+    system = flexible_slider_crank(omega=150.0)
+    q0, _ = flexible_slider_crank_state(system)
+    inside = jax.jit(lambda: (system.mass(q0), system.constraints(q0, 0.0)))()
+    for a, b in zip(inside, (system.mass(q0), system.constraints(q0, 0.0)), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
 
 
 def test_forward_run_equals_the_default_emitters_run_to_rounding():
