@@ -97,6 +97,20 @@ run_batch samples/s / Exudyn samples/s (goal: at least 10 on each model),
 is not slower), `geomean_batch_throughput_ratio`, `worst_batch_throughput_ratio`; the
 other numbers as `batch_<key>_<model>`.
 
+The batch part also measures what the 10x goal asks of each sample's step (microseconds
+per sample and step): `batch_goal_budget_us_per_step_<model>`, the Exudyn loop's time
+divided by 10; `batch_run_batch_us_per_step_<model>`, run_batch's; and
+`batch_floor_us_per_step_<model>`, the two parts that every iteration and every new
+matrix repeat: the mean Newton iterations per step of the nominal run
+(`batch_newton_mean_<model>`) times one evaluation of the generalized-alpha residual
+(`batch_residual_us_<model>`), plus its new matrices per step
+(`batch_matrices_per_step_<model>`) times one Newton matrix with its inverse
+(`batch_matrix_us_<model>`), each vmapped over the batch and timed inside a compiled
+loop (`batch_work`), divided by the number of devices. run_batch cannot go below that
+floor without fewer iterations or matrices or a cheaper residual. `--host-devices K`
+splits the CPU into K JAX devices, over which run_batch shards each chunk (the vmap
+and the floor's loops run on one).
+
 Timing as in bench_peers.py: flexjax `jax.jit(f).lower().compile()` is the compile time
 and the run time the median of `--repeat` warm calls; Exudyn build + `Assemble` is the
 setup, the run the median of `--repeat` `SolveDynamic` calls. `time_ratio` = flexjax run /
@@ -123,6 +137,7 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -155,6 +170,7 @@ from flexjax.joints.ancf import AncfPin, AncfRevolute
 from flexjax.models.clearance_arm import clearance_arm, clearance_arm_state
 from flexjax.models.flexible_slider_crank import flexible_slider_crank, flexible_slider_crank_state
 from flexjax.models.flfj_arm import KD, KP
+from flexjax.solvers._dense import inverse
 
 CHAIN = dict(length=0.4, area=1e-4, second_moment=1e-8 / 12, rho=1200.0, youngs=5e7)
 CHAIN_LINKS, CHAIN_ELEMENTS = 3, 4
@@ -778,6 +794,68 @@ def batch_fn(model, t1, rho_inf):
     return fn
 
 
+def batch_work(model, values, t1, rho_inf, repeat):
+    r"""What one sample's step costs in the two parts that every Newton solver of this
+    kind repeats, each vmapped over the batch's parameter values as `run_batch`
+    evaluates it and timed inside one compiled loop (each pass feeds the next, so none is
+    skipped; the cost of a call is left out), median of `repeat` calls, seconds per sample:
+
+    - `residual`: one evaluation of the generalized-alpha Newton residual
+      $[M\ddot q + \Phi_q^T\lambda - Q;\ \Phi]$ (the sum `GeneralizedAlpha.step` iterates on);
+    - `matrix`: one Newton matrix, its Jacobian (`jax.jacfwd`) and inverse, as a kept
+      matrix is formed (`GeneralizedAlpha`, dense below `_structure.MIN_SIZE` unknowns:
+      all suite models), one sample at a time (`lax.map`), as each sample of a batch that
+      asks for a new matrix forms its own;
+
+    and, from `GeneralizedAlpha.step` over the nominal run (untimed), the mean Newton
+    `iterations` and new `matrices` per step."""
+    system, q0, v0, _ = model.flexjax(float(values[0]))
+    n, nq, m = len(values), system.nq, system.nconstraints
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(np.concatenate([1e-3 * rng.standard_normal((n, nq)), rng.standard_normal((n, m))], axis=1))
+    acc = jnp.asarray(rng.standard_normal((n, nq)))
+
+    def residual(value, x, acc):  # at q0 + a small x[:nq], multipliers x[nq:]
+        system, q0, v0, _ = model.flexjax(value)
+        q = q0 + x[:nq]
+        Phi, Phi_vjp = jax.vjp(lambda q: system.constraints(q, 0.0), q)
+        return jnp.concatenate([system.mass_product(q, acc) + Phi_vjp(x[nq:])[0] - system.forces(q, v0, 0.0), Phi])
+
+    def matrix(value, x, acc):
+        return inverse(jax.jacfwd(lambda y: residual(value, y, acc))(x))
+
+    def one_at_a_time(f):  # as the batch forms its matrices: each sample that asks, on its own
+        return lambda *args: jax.lax.map(lambda a: f(*a), args)
+
+    def looped(f, passes, each=jax.vmap):
+        def run(values, x, acc):  # a rounding-size change of x from each pass
+            body = lambda _, x: x + 1e-30 * each(f)(values, x, acc).reshape(n, -1)[:, : nq + m]
+            return jax.lax.fori_loop(0, passes, body, x)
+
+        compiled, _ = _aot(run, jnp.asarray(values), x, acc)
+        jax.block_until_ready(compiled(jnp.asarray(values), x, acc))  # first execution allocates; not timed
+        return _median_run(lambda: compiled(jnp.asarray(values), x, acc), repeat)[0] / (n * passes)
+
+    solver = fj.GeneralizedAlpha(rho_inf=rho_inf)
+    steps = round(t1 / model.h)
+
+    @eqx.filter_jit
+    def counts():
+        def one(state, k):
+            state, info = solver.step(system, k * model.h, model.h, state)
+            return state, (info.iterations, info.jacobians)
+
+        return jax.lax.scan(one, solver.init(system, 0.0, q0, v0), jnp.arange(steps))[1]
+
+    iterations, matrices = (float(np.mean(c)) for c in counts())
+    return {
+        "residual": looped(residual, 200),
+        "matrix": looped(matrix, 10, one_at_a_time),
+        "iterations": iterations,
+        "matrices": matrices,
+    }
+
+
 def bench_batch_model(name, a, nq):
     """The batch part of one model: the same samples through `run_batch`, through a plain
     `jax.jit(jax.vmap(fn))`, and through an Exudyn loop, timed in turn."""
@@ -813,6 +891,9 @@ def bench_batch_model(name, a, nq):
         x_ex = np.stack([ex.solve(float(v)) for v in values])
         ex_times.append(time.perf_counter() - t)
     fj_run, vmap_run, ex_run = (statistics.median(x) for x in (fj_times, vmap_times, ex_times))
+    steps = round(t1 / model.h)
+    work = batch_work(model, values, t1, a.rho_inf, a.repeat)
+    floor = (work["iterations"] * work["residual"] + work["matrices"] * work["matrix"]) / info.ndevices
     diffs = np.array([distance(out["x"][i], x_ex[i]) for i in range(n)])
     # time-step error at the ends and the middle of the range (Exudyn at h/2; not timed); tol: the smallest
     ex_half = model.exudyn(t1, model.h / 2, a.rho_inf)
@@ -829,7 +910,7 @@ def bench_batch_model(name, a, nq):
         "nominal": model.nominal,
         "spread": BATCH_SPREAD,
         "t_end": t1,
-        "steps": round(t1 / model.h),
+        "steps": steps,
         "chunk": info.chunk_size,
         "devices": info.ndevices,
         "compile_s": info.compile_s,
@@ -843,6 +924,13 @@ def bench_batch_model(name, a, nq):
         "exudyn_samples_per_s": n / ex_run,
         "throughput_ratio": ex_run / fj_run,
         "vmap_over_run_batch": vmap_run / fj_run,
+        "residual_us": work["residual"] * 1e6,
+        "matrix_us": work["matrix"] * 1e6,
+        "newton_mean": work["iterations"],
+        "matrices_per_step": work["matrices"],
+        "floor_us_per_step": floor * 1e6,
+        "goal_budget_us_per_step": ex_run / (BATCH_GOAL * n * steps) * 1e6,
+        "run_batch_us_per_step": fj_run / (n * steps) * 1e6,
         "vmap_vs_run_batch_max": float(np.max(np.abs(out_vmap["x"] - out["x"]))),
         "agreement_max": float(diffs[worst]),
         "agreement_worst_value": float(values[worst]),
@@ -869,6 +957,13 @@ def print_batch_table(rows):
                 ("vmap (1/s)", lambda r: f"{r['vmap_samples_per_s']:.0f}"),
                 ("exu loop (1/s)", lambda r: f"{r['exudyn_samples_per_s']:.0f}"),
                 ("run_batch/exu", lambda r: f"{r['throughput_ratio']:.2f}x"),
+                ("run_batch (us/step)", lambda r: f"{r['run_batch_us_per_step']:.2f}"),
+                ("10x budget (us/step)", lambda r: f"{r['goal_budget_us_per_step']:.2f}"),
+                ("residual (us)", lambda r: f"{r['residual_us']:.2f}"),
+                ("it./step", lambda r: f"{r['newton_mean']:.2f}"),
+                ("matrix (us)", lambda r: f"{r['matrix_us']:.1f}"),
+                ("matrices/step", lambda r: f"{r['matrices_per_step']:.4f}"),
+                ("floor (us/step)", lambda r: f"{r['floor_us_per_step']:.2f}"),
                 ("vmap/run_batch time", lambda r: f"{r['vmap_over_run_batch']:.3f}"),
                 ("max |fj - exu| (m)", lambda r: f"{r['agreement_max']:.1e}"),
                 ("tol (m)", lambda r: f"{r['tol']:.1e}"),
@@ -922,6 +1017,14 @@ def run_batch_part(a, rows, flat):
         f"-{max(vmap_ratios):.3f}, below 1 (run_batch slower) on: {slower or 'none'}; all samples succeed and "
         f"agree: {all(b['agree'] for b in batch)}"
     )
+    over = [b["model"] for b in batch if b["floor_us_per_step"] > b["goal_budget_us_per_step"]]
+    print(
+        "us/step: per sample and step; 10x budget: the Exudyn loop's time / 10; residual, matrix: one batched "
+        "evaluation of the Newton residual, one Newton matrix with its inverse (us per sample); it./step, "
+        "matrices/step: the nominal run's; floor: iterations x residual + matrices x matrix, over the devices, "
+        f"a floor under run_batch; it exceeds the 10x budget on {len(over)} of {len(batch)} models "
+        f"({', '.join(over) or 'none'})"
+    )
     for b in batch:
         flat.update({f"batch_{k}_{b['model']}": v for k, v in b.items() if k not in ("model", "parameter")})
         flat[f"vmap_over_run_batch_{b['model']}"] = b["vmap_over_run_batch"]
@@ -964,6 +1067,14 @@ def parse_args(argv=None):
         help=f"batch part: N samples per model of at most {BATCH_MAX_NQ} coordinates (0: skip it)",
     )
     p.add_argument("--seed", type=int, default=0, help="batch part: seed of the Latin hypercube")
+    p.add_argument(
+        "--host-devices",
+        type=int,
+        default=1,
+        metavar="K",
+        help="split the CPU into K JAX devices (XLA_FLAGS=--xla_force_host_platform_device_count=K); "
+        "run_batch shards each chunk over them (default 1)",
+    )
     p.add_argument("--json", metavar="FILE", help="write one flat JSON object")
     a = p.parse_args(argv)
     if a.models is None:
@@ -975,8 +1086,8 @@ def parse_args(argv=None):
         p.error(f"unknown models {unknown}; choose from {list(MODELS)}")
     if a.quick and any(MODELS[m].t1_quick is None for m in a.models):
         p.error("--quick has no end time for " + ", ".join(m for m in a.models if MODELS[m].t1_quick is None))
-    if a.repeat < 1 or a.batch < 0 or not 0 <= a.rho_inf < 1:
-        p.error("--repeat must be >= 1, --batch >= 0 and 0 <= --rho-inf < 1 (index-3 Exudyn)")
+    if a.repeat < 1 or a.batch < 0 or a.host_devices < 1 or not 0 <= a.rho_inf < 1:
+        p.error("--repeat and --host-devices must be >= 1, --batch >= 0 and 0 <= --rho-inf < 1 (index-3 Exudyn)")
     return a
 
 
@@ -1006,7 +1117,7 @@ def print_table(rows):
 
 def main(argv=None):
     a = parse_args(argv)
-    _rerun_with_environment(a.blas_threads, 1, argv, script=__file__)
+    _rerun_with_environment(a.blas_threads, a.host_devices, argv, script=__file__)
     exu = _exudyn()
     load_start = os.getloadavg()
     dev = jax.devices()[0]
