@@ -98,6 +98,11 @@ def test_a_call_on_numbers_inside_a_jit_is_part_of_the_enclosing_program():
     inside = jax.jit(lambda: (system.mass(q0), system.constraints(q0, 0.0)))()
     for a, b in zip(inside, (system.mass(q0), system.constraints(q0, 0.0)), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
+    # a loop body and a checkpointed function stage their calls too (each raised before)
+    in_scan = jax.lax.scan(lambda c, _: (c, system.mass(q0)), 0.0, None, length=1)[1][0]
+    in_checkpoint = jax.checkpoint(lambda x: system.mass(q0) * x)(1.0)
+    for a in (in_scan, in_checkpoint):
+        np.testing.assert_allclose(a, inside[0], rtol=1e-13, atol=1e-15)
 
 
 def test_forward_run_equals_the_default_emitters_run_to_rounding():
