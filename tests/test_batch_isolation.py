@@ -206,3 +206,22 @@ def test_new_matrices_are_formed_only_by_the_samples_that_ask():
     for flag in (True, False):  # no batch: a branch
         got = formed(jnp.array(flag), x[0], scale[0], (old[0][0], old[1][0]))
         assert [float(v) for v in got] == ([10.0, -1.0] if flag else [7.0, 8.0])
+    for flag in (True, False):  # a batch of one sample: a branch too
+        calls.clear()
+        got = jax.jit(jax.vmap(formed))(jnp.array([flag]), x[:1], scale[:1], (old[0][:1], old[1][:1]))
+        jax.effects_barrier()
+        assert calls == ([1.0] if flag else [])
+        assert [v.tolist() for v in got] == ([[10.0], [-1.0]] if flag else [[7.0], [8.0]])
+
+
+def test_a_batch_of_one_sample_runs_like_the_single_run(singles):
+    """A one-sample `vmap` (a `run_batch` chunk on a device of its own) takes the
+    per-sample branches of a single run and gives its result, the failing sample too."""
+    solver = fj.GeneralizedAlpha()
+    for i in (0, FAILING):
+        one = _sample(_batch(solver, SAMPLES[i : i + 1]), 0)
+        if i == FAILING:
+            _assert_failed_and_held(one, singles[i])
+        else:
+            _assert_within_newton_tolerance(one, singles[i])
+            assert np.array_equal(one.newton_iterations, singles[i].newton_iterations)

@@ -3,6 +3,8 @@
 import abc
 
 import equinox as eqx
+import jax
+import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
 
@@ -22,6 +24,14 @@ class AbstractDAEState(eqx.Module):
     qdd: eqx.AbstractVar[Float[Array, " nq"]]
     lam: eqx.AbstractVar[Float[Array, " m"]]
     z: eqx.AbstractVar[tuple]
+
+    def held(self, healthy: Bool[Array, ""], new: "AbstractDAEState") -> "AbstractDAEState":
+        """`new` where `healthy`, else this state: after a step, a sample whose run has
+        failed keeps the state its failed step ended with. A solver whose state carries
+        what steers only its own sample's iterations (a kept Newton matrix), which a
+        failed sample never takes again, may take that part from `new` as it comes:
+        under `vmap` a `where` over it is a copy of the whole batch's matrices per step."""
+        return jax.tree_util.tree_map(lambda a, b: jnp.where(healthy, a, b), new, self)
 
 
 class StepInfo(eqx.Module):

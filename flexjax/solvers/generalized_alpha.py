@@ -68,6 +68,14 @@ class GAState(AbstractDAEState):
     z: tuple = ()
     kept: KeptMatrix | None = None
 
+    def held(self, healthy, new):
+        """`AbstractDAEState.held`, with the kept matrix taken from `new`: it steers only
+        its own sample's Newton iterations, and a sample that is not healthy takes none
+        (its matrix is not formed again; a shared one it no longer reads), so no `where`
+        copies the batch's matrices every step."""
+        held = super().held(healthy, new)
+        return held if new.kept is None else eqx.tree_at(lambda s: s.kept, held, new.kept)
+
 
 def consistent_accelerations(system, q, v, t, least_squares: bool = False, Phi_q=None):
     r"""Solve $[M\ \Phi_q^T; \Phi_q\ 0][\ddot q; \lambda] = [Q; \gamma]$ (index-1 form);

@@ -128,7 +128,8 @@ def _advance(system, solver, state, fail, t0, h, first_step, nsave: int, save_ev
                 return new, (info.converged, info.error, info.iterations)
 
             tried = jax.lax.cond(due, attempt, lambda: result)
-            result = jax.tree_util.tree_map(lambda a, b: jnp.where(healthy, a, b), tried, result)
+            held_info = jax.tree_util.tree_map(lambda a, b: jnp.where(healthy, a, b), tried[1], result[1])
+            result = (result[0].held(healthy, tried[0]), held_info)
             return (result, batch_any(~result[1][0], healthy)), None
 
         held = (state, (jnp.ones((), bool), jnp.zeros((), fail[2].dtype), jnp.zeros((), int)))
