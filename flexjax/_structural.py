@@ -21,6 +21,7 @@ import functools
 import hashlib
 import types
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -180,18 +181,22 @@ def compiled_when_concrete(fn):
     """`fn` run as one compiled program (`structural_jit`) when nothing in its arguments
     is traced (`flexjax._emitter.nothing_traced`) and the call is not being traced into an
     enclosing program (`flexjax._emitter.staged`: a `jit` of a function that closes over
-    the numbers), and as written otherwise: for a
-    model's evaluation methods (`System.mass`, `constraints`, ...), which called on
-    numbers would otherwise run, and on a first call compile, one small program per
-    array operation. Inside a transformation they are traced into the caller's program."""
+    the numbers): for a model's evaluation methods (`System.mass`, `constraints`, ...),
+    which called on numbers would otherwise run, and on a first call compile, one small
+    program per array operation. Inside a transformation or an enclosing program they
+    are a nested `eqx.filter_jit`: JAX traces the Python once per argument structure and
+    shapes and reuses that jaxpr wherever the program calls the method again with the
+    same (a solver's residual, its Jacobian, the start and the diagnostics each evaluate
+    the constraints and forces), and XLA inlines the calls."""
     from ._emitter import nothing_traced, staged
 
     jitted = structural_jit(fn)
+    nested = eqx.filter_jit(fn)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if nothing_traced((args, kwargs)) and not staged():
             return jitted(*args, **kwargs)
-        return fn(*args, **kwargs)
+        return nested(*args, **kwargs)
 
     return call
