@@ -185,9 +185,10 @@ def compiled_when_concrete(fn):
     which called on numbers would otherwise run, and on a first call compile, one small
     program per array operation. Inside a transformation or an enclosing program they
     are a nested `eqx.filter_jit`: JAX traces the Python once per argument structure and
-    shapes and reuses that jaxpr wherever the program calls the method again with the
-    same (a solver's residual, its Jacobian, the start and the diagnostics each evaluate
-    the constraints and forces), and XLA inlines the calls."""
+    shapes and reuses that jaxpr wherever the program calls the method again with
+    arguments of that structure and those shapes (a solver's residual, its Jacobian, the
+    start and the diagnostics each evaluate the constraints and forces), and XLA
+    inlines the calls."""
     from ._emitter import nothing_traced, staged
 
     jitted = structural_jit(fn)
