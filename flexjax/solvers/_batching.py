@@ -98,24 +98,25 @@ def formed_where(need, make, x, old):
         old_leaves, old_tree = jax.tree_util.tree_flatten(old)
         out = [o if b else jnp.broadcast_to(o, (axis_size,) + o.shape) for o, b in zip(old_leaves, old_b, strict=True)]
         need = need if need_b else jnp.broadcast_to(need, (axis_size,))
+        batched = lambda: jax.tree_util.tree_map(lambda _: True, old)
+
+        def own(i):  # sample i's new value, from its own closed-over values
+            c = [ci[i] if b else ci for ci, b in zip(consts, consts_b, strict=True)]
+            return jax.tree_util.tree_leaves(flat(c, x[i] if x_b else x))
+
         if axis_size == 1:
             # one sample: its own branch. XLA turns the loop below, whose trip count it
             # can bound by one, into straight code that forms the matrix on every call
-            c = [ci[0] if b else ci for ci, b in zip(consts, consts_b, strict=True)]
-            kept = jax.tree_util.tree_unflatten(old_tree, [o[0] for o in out])
-            new = jax.lax.cond(need[0], lambda: flat(c, x[0] if x_b else x), lambda: kept)
-            out = [v[None] for v in jax.tree_util.tree_leaves(new)]
-            return jax.tree_util.tree_unflatten(old_tree, out), jax.tree_util.tree_map(lambda _: True, old)
+            new = jax.lax.cond(need[0], lambda: own(0), lambda: [o[0] for o in out])
+            return jax.tree_util.tree_unflatten(old_tree, [v[None] for v in new]), batched()
         rows = jnp.nonzero(need, size=axis_size, fill_value=0)[0]
 
         def one(k, out):
             i = rows[k]
-            c = [ci[i] if b else ci for ci, b in zip(consts, consts_b, strict=True)]
-            new = jax.tree_util.tree_leaves(flat(c, x[i] if x_b else x))
-            return [o.at[i].set(v) for o, v in zip(out, new, strict=True)]
+            return [o.at[i].set(v) for o, v in zip(out, own(i), strict=True)]
 
         out = jax.lax.fori_loop(0, jnp.sum(need.astype(jnp.int32)), one, out)
-        return jax.tree_util.tree_unflatten(old_tree, out), jax.tree_util.tree_map(lambda _: True, old)
+        return jax.tree_util.tree_unflatten(old_tree, out), batched()
 
     return call(need, x, old, consts)
 
