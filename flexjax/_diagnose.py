@@ -85,10 +85,12 @@ def check_start(
     remedy: str = "",
     warn_move: bool = True,
     stacklevel: int = 3,
-) -> bool:
+) -> tuple[bool, np.ndarray | None]:
     """Checks of the initial state, before anything compiles; a no-op under a transformation.
     Returns whether the state is known to satisfy the constraints to rounding
-    (`ROUNDING_TOL`; True without constraints, False when not concrete).
+    (`ROUNDING_TOL`; True without constraints, False when not concrete) and $\Phi_q$ at
+    `q0, t0` as computed for the checks (None without constraints or when not concrete),
+    which a program that starts from `q0` unprojected need not form again.
 
     - `consistent`: warn (`ConsistencyWarning`) when the projection onto the constraints
       will move `q0` or `v0` by more than `MOVE_TOL` (relative); with `False`, warn when the
@@ -97,15 +99,16 @@ def check_start(
       (projected) initial state; `remedy` is appended to the message.
     """
     if system.nconstraints + system.nvelocity_constraints == 0:
-        return True
+        return True, None
     if not nothing_traced((system, q0, v0, t0)):  # arrays and the model's closures
-        return False
+        return False, None
     t = jnp.asarray(t0, float)
     q, v = np.asarray(q0, float), np.asarray(v0, float)
     start = _start_residuals(system, jnp.asarray(q), jnp.asarray(v), t)
     if not nothing_traced(start):  # traced values the walk above cannot see (an object's attribute)
-        return False
+        return False, None
     Phi, J, res_v = (np.asarray(x) for x in start)
+    J0 = J
     scale_q, scale_v = max(1.0, float(np.max(np.abs(q)))), max(1.0, float(np.max(np.abs(v))))
     # velocity rows Phi_q v + Phi_t round like |Phi_q| |v|
     scale_rows = scale_v * max(1.0, float(np.max(np.abs(J), initial=0.0)))
@@ -141,13 +144,13 @@ def check_start(
         msg = redundancy_message(owner, system, J, t0)
         if msg is not None:
             raise ValueError(f"{msg}. {remedy}".rstrip())
-    return exact
+    return exact, J0
 
 
-def check_dae_start(system, solver, q0, v0, t0, consistent: bool) -> bool:
+def check_dae_start(system, solver, q0, v0, t0, consistent: bool) -> tuple[bool, np.ndarray | None]:
     """`check_start` for `simulate`: generalized-α without `redundant=True` needs
     independent constraint rows (its Newton matrix is singular otherwise). Returns
-    whether the start is known to be consistent to rounding."""
+    whether the start is known to be consistent to rounding, and $\Phi_q$ there."""
     from .solvers.generalized_alpha import GeneralizedAlpha
 
     full_rank = isinstance(solver, GeneralizedAlpha) and not solver.redundant

@@ -8,6 +8,7 @@ import pytest
 
 import flexjax as fj
 from flexjax import models
+from flexjax.solvers import generalized_alpha
 
 from .helpers import rotation
 
@@ -172,6 +173,30 @@ def test_consistent_start_taken_as_is_and_projected_under_grad():
     assert 1e-8 < moved < 1e-7  # the radial part of the offset, 1e-7 cos(theta), taken out
     dq0 = jax.jacfwd(lambda length: run(length, q0).q[0])(1.0)
     np.testing.assert_allclose(np.asarray(dq0), [0.0, 0.0, np.sin(theta), -np.cos(theta)], rtol=0, atol=1e-12)
+
+
+def test_start_taken_as_is_reuses_the_checks_constraint_jacobian(monkeypatch):
+    """A start taken as it is hands the program the $\Phi_q$ that the start checks
+    computed, so that the initial accelerations do not linearize the constraints again,
+    and those accelerations are the closed form: a uniform bar pinned at its end,
+    released at rest at angle θ, has α = -(3g / 2L) sin θ, so its tip accelerates at
+    L α (cos θ, sin θ)."""
+    handed = []
+    real = generalized_alpha.consistent_accelerations
+
+    def spy(system, q, v, t, least_squares=False, Phi_q=None):
+        handed.append(Phi_q)
+        return real(system, q, v, t, least_squares, Phi_q)
+
+    monkeypatch.setattr(generalized_alpha, "consistent_accelerations", spy)
+    jax.clear_caches()  # trace the program anew, with the spy in it
+    theta, g = 0.4, 9.81
+    q0, v0 = models.pendulum_state(theta)
+    traj = fj.simulate(models.pendulum(g=g), q0, v0, 2e-3, 1e-3)
+    assert len(handed) == 1 and isinstance(handed[0], jax.core.Tracer)  # an argument of the program
+    alpha = -1.5 * g * np.sin(theta)
+    tip = [alpha * np.cos(theta), alpha * np.sin(theta)]
+    np.testing.assert_allclose(np.asarray(traj.a[0]), [0.0, 0.0, *tip], rtol=0, atol=1e-12)
 
 
 def test_inconsistent_initial_conditions_raise():

@@ -160,10 +160,12 @@ def _advance(system, solver, state, fail, t0, h, first_step, nsave: int, save_ev
 _run_chunk = forward_jit(_advance)
 
 
-def _start(system, solver, q0, v0, t0, consistent: bool):
-    """Projected initial state (with the projection's residuals) and the solver's state."""
+def _start(system, solver, q0, v0, t0, consistent: bool, Phi_q):
+    """Projected initial state (with the projection's residuals) and the solver's state.
+    `Phi_q`: $\Phi_q(q_0, t_0)$ from the start checks, for a start taken as it is (one
+    linearization of the constraints fewer in the program), or None."""
     if not consistent:
-        return q0, v0, (jnp.zeros((), q0.dtype),) * 2, solver.init(system, t0, q0, v0)
+        return q0, v0, (jnp.zeros((), q0.dtype),) * 2, solver.init(system, t0, q0, v0, Phi_q=Phi_q)
     q0, v0, res_q, res_v, Phi_q = projection(system, q0, v0, t0, CONSISTENT_MAX_ITER)
     return q0, v0, (res_q, res_v), solver.init(system, t0, q0, v0, Phi_q=Phi_q)
 
@@ -209,13 +211,25 @@ def _no_failure(dtype):
 
 @forward_jit
 def _whole_run(
-    system, solver, q0, v0, t0, h, nsave: int, save_every: int, consistent: bool, checkpoint: bool, outputs, dense: bool
+    system,
+    solver,
+    q0,
+    v0,
+    t0,
+    h,
+    nsave: int,
+    save_every: int,
+    consistent: bool,
+    checkpoint: bool,
+    outputs,
+    dense: bool,
+    Phi_q,
 ):
     """The whole of `simulate` as one compiled program: projection, initial
     accelerations, the step loop, diagnostics and outputs. With `dense`, a constant
     mass matrix is formed once for the run (`System._with_dense_mass`)."""
     system = system._with_dense_mass() if dense else system
-    q0, v0, res, init = _start(system, solver, q0, v0, t0, consistent)
+    q0, v0, res, init = _start(system, solver, q0, v0, t0, consistent, Phi_q)
     first = jnp.zeros((), int)
     _, fail, saves = _advance(
         system, solver, init, _no_failure(q0.dtype), t0, h, first, nsave, save_every, checkpoint, outputs
@@ -228,12 +242,12 @@ _with_dense_mass_jit = forward_jit(lambda system: system._with_dense_mass())
 _assemble_jit = forward_jit(_assemble)
 
 
-def _chunked_run(system, solver, q0, v0, t0, h, nsave, save_every, consistent, checkpoint, outputs, dense, n):
+def _chunked_run(system, solver, q0, v0, t0, h, nsave, save_every, consistent, checkpoint, outputs, dense, Phi_q, n):
     """`_whole_run` split into compiled chunks called from Python, to drive a progress bar."""
     from tqdm.auto import tqdm
 
     system = _with_dense_mass_jit(system) if dense else system
-    q0, v0, res, init = _start_jit(system, solver, q0, v0, t0, consistent)
+    q0, v0, res, init = _start_jit(system, solver, q0, v0, t0, consistent, Phi_q)
     nchunks = _largest_divisor_at_most(nsave, 50)
     per_chunk = nsave // nchunks
     state, fail, chunks = init, _no_failure(q0.dtype), []
@@ -334,13 +348,15 @@ def simulate(
     system = with_roots_checked(system)  # here, not in the program (a host callback)
     # redundant constraints, repaired or bad start; a start consistent to rounding with
     # concrete inputs (a run that cannot be differentiated) needs no projection in the program
-    project = consistent and not check_dae_start(system, solver, q0, v0, t0, consistent)
+    exact, Phi_q = check_dae_start(system, solver, q0, v0, t0, consistent)
+    project = consistent and not exact
     t0a, h = jnp.asarray(t0, float), jnp.asarray(dt, float)
     checkpoint = _use_checkpoint(checkpoint, n, system) and may_be_differentiated((system, solver, q0, v0, outputs))
     # one dense product with a constant mass matrix pays in a single run (fewer kernels
     # per Newton iteration) but not in a batch, where the per-body products vectorize
     dense = not _batched((system, solver, q0, v0, outputs))
-    args = (system, solver, q0, v0, t0a, h, n // save_every, save_every, project, checkpoint, outputs, dense)
+    Phi_q = None if project or Phi_q is None else jnp.asarray(Phi_q, q0.dtype)  # computed on numbers: not a tracer
+    args = (system, solver, q0, v0, t0a, h, n // save_every, save_every, project, checkpoint, outputs, dense, Phi_q)
     if progress:
         traj, res = _chunked_run(*args, n)
     else:

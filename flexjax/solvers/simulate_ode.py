@@ -208,7 +208,7 @@ def simulate_ode(
     ts = check_ode_arguments("simulate_ode", system, t0, t1, ts, dt0, rtol, atol, max_steps)
     # the augmented matrix of the Baumgarte form is singular with redundant constraints; a
     # start consistent to rounding with concrete inputs needs no projection in the program
-    exact = check_start(
+    exact, _ = check_start(
         "simulate_ode",
         system,
         q0,
